@@ -1,0 +1,30 @@
+/* The `codenib` command: subcommand entry points and shared helpers. */
+#ifndef CN_CLI_H
+#define CN_CLI_H
+
+#include <stdbool.h>
+
+#include <json-c/json.h>
+
+#include "plugin/cn_registry.h"
+
+/* Exit statuses */
+#define CN_EXIT_OK 0
+#define CN_EXIT_FAIL 1
+#define CN_EXIT_USAGE 2
+
+int cn_cmd_skills(int argc, char **argv);
+int cn_cmd_run(int argc, char **argv);
+
+/* Prints "codenib: <message>" for the last error and returns CN_EXIT_FAIL. */
+int cn_cli_fail(void);
+/* Prints "codenib <cmd>: <message>" and a hint to --help; returns CN_EXIT_USAGE. */
+int cn_cli_usage_error(const char *cmd, const char *fmt, ...) CN_PRINTF(2, 3);
+/* Creates a registry and discovers skills on the default search path. */
+int cn_cli_open_registry(cn_registry **out);
+/* Prints a JSON value followed by a newline. */
+void cn_cli_print_json(json_object *o, bool pretty);
+/* True when argv[i] is -h or --help. */
+bool cn_cli_is_help(const char *arg);
+
+#endif /* CN_CLI_H */

@@ -1,0 +1,52 @@
+/* `codenib`: entry point and subcommand dispatch. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cn_cli.h"
+
+static void usage(FILE *f)
+{
+    fputs("usage: codenib [--version] [--help] COMMAND [ARGS]\n"
+          "\n"
+          "codenib tells where in a repository a change belongs.\n"
+          "\n"
+          "Commands:\n"
+          "  skills   list, show and describe the installed skills\n"
+          "  run      invoke one skill with JSON arguments and print its JSON result\n"
+          "\n"
+          "Skills are found, in this order, in: the build tree (when run from it),\n"
+          "each directory of CODENIB_SKILLS_PATH (colon-separated), the installed skills\n"
+          "directory, and $CODENIB_HOME/skills (default ~/.codenib/skills).\n"
+          "\n"
+          "Environment:\n"
+          "  CODENIB_SKILLS_PATH  extra skill directories, searched before the installed ones\n"
+          "  CODENIB_HOME         per-user state (default ~/.codenib)\n"
+          "  CODENIB_LOG          debug, info, warning (default) or error\n"
+          "\n"
+          "Run 'codenib COMMAND --help' for the options of a command.\n",
+          f);
+}
+
+int main(int argc, char **argv)
+{
+    const char *cmd;
+
+    if (argc < 2) {
+        usage(stderr);
+        return CN_EXIT_USAGE;
+    }
+    cmd = argv[1];
+    if (cn_cli_is_help(cmd) || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return CN_EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        printf("codenib %s (skill ABI %d.%d)\n", CN_VERSION_STRING, CN_ABI_MAJOR, CN_ABI_MINOR);
+        return CN_EXIT_OK;
+    }
+    if (strcmp(cmd, "skills") == 0) return cn_cmd_skills(argc - 1, argv + 1);
+    if (strcmp(cmd, "run") == 0) return cn_cmd_run(argc - 1, argv + 1);
+    fprintf(stderr, "codenib: '%s' is not a command.\n\n", cmd);
+    usage(stderr);
+    return CN_EXIT_USAGE;
+}

@@ -1,0 +1,164 @@
+/* The public libcodenib API (codenib/codenib.h) over the internal registry. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cn_registry.h"
+
+CN_API const char *cn_version(void)
+{
+    return CN_VERSION_STRING;
+}
+
+CN_API const cn_error *cn_last_error(void)
+{
+    return cn_error_last();
+}
+
+CN_API void cn_free(void *ptr)
+{
+    free(ptr);
+}
+
+static int parse_json_arg(const char *what, const char *text, json_object **out)
+{
+    enum json_tokener_error jerr = json_tokener_success;
+    *out = NULL;
+    if (text == NULL) return 0;
+    *out = json_tokener_parse_verbose(text, &jerr);
+    if (jerr != json_tokener_success)
+        return cn_error_set(CN_EPARSE, "%s is not valid JSON: %s", what,
+                            json_tokener_error_desc(jerr));
+    return 0;
+}
+
+CN_API int cn_registry_register(cn_registry *reg, const char *metadata_json, const char *skill_doc,
+                                cn_skill_fn fn, void *data, void (*free_data)(void *))
+{
+    json_object *cfg = NULL;
+    cn_skill_meta *m = NULL;
+    int rc = parse_json_arg("skill metadata", metadata_json, &cfg);
+
+    if (rc == 0 && cfg == NULL) rc = cn_error_set(CN_EINVAL, "skill metadata is missing");
+    if (rc == 0) rc = cn_meta_from_json(cfg, "in-process skill metadata", &m);
+    json_object_put(cfg);
+    if (rc == 0 && skill_doc != NULL) {
+        free(m->skill_doc);
+        free(m->description);
+        m->skill_doc = cn_strdup(skill_doc);
+        m->description = cn_strdup(skill_doc);
+        if (m->skill_doc == NULL || m->description == NULL) rc = cn_error_set(CN_ENOMEM, "out of memory");
+    }
+    if (rc < 0) {
+        cn_meta_free(m);
+        if (free_data) free_data(data);
+        return rc;
+    }
+    return cn_registry_add_inprocess(reg, m, fn, data, free_data);
+}
+
+CN_API int cn_registry_set_repo(cn_registry *reg, const char *repo_root)
+{
+    char *real = NULL;
+    struct stat st;
+
+    if (repo_root != NULL) {
+        real = realpath(repo_root, NULL);
+        if (real == NULL || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            free(real);
+            return cn_error_set(CN_ENOTFOUND, "repository %s is not a directory", repo_root);
+        }
+    }
+    free(reg->repo_root);
+    reg->repo_root = real;
+    for (int k = CN_SKILL_RETRIEVAL; k <= CN_SKILL_CUSTOM; k++) {
+        if (!reg->has_context[k]) {
+            memset(&reg->contexts[k], 0, sizeof reg->contexts[k]);
+            reg->contexts[k].struct_size = (uint32_t)sizeof(cn_skill_context);
+            reg->contexts[k].kind = k;
+            reg->has_context[k] = true;
+        }
+        reg->contexts[k].repo_root = real;
+    }
+    /* Executors were created with the old context: recreate on next use. */
+    for (size_t i = 0; i < reg->n_entries; i++) {
+        cn_skill_entry *e = reg->entries[i];
+        if (e->state == CN_STATE_LOADED) cn_entry_unload(e);
+        e->host_data.repo_root = real;
+    }
+    return 0;
+}
+
+static json_object *str_or_null(const char *s)
+{
+    return s ? json_object_new_string(s) : NULL;
+}
+
+json_object *cn_entry_json(const cn_skill_entry *e, bool verbose)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "skill_id", json_object_new_string(e->id));
+    json_object_object_add(o, "state", json_object_new_string(cn_skill_state_name(e->state)));
+    json_object_object_add(o, "skill_type",
+                           e->meta ? json_object_new_string(cn_skill_type_name(e->meta->skill_type)) : NULL);
+    json_object_object_add(o, "cost", e->meta ? json_object_new_string(cn_cost_name(e->meta->cost)) : NULL);
+    json_object_object_add(o, "version", e->meta ? str_or_null(e->meta->version) : NULL);
+    json_object_object_add(o, "source", str_or_null(e->source));
+    json_object_object_add(o, "dir", str_or_null(e->dir));
+    json_object_object_add(o, "reason", str_or_null(e->reason));
+    json_object_object_add(o, "error", e->reason ? json_object_new_string(cn_error_code_name(e->error_code)) : NULL);
+    if (verbose) {
+        json_object *w = json_object_new_array();
+        json_object_object_add(o, "metadata", e->meta ? cn_meta_to_json(e->meta) : NULL);
+        if (e->meta)
+            for (size_t i = 0; i < e->meta->warnings.len; i++)
+                json_object_array_add(w, json_object_new_string(e->meta->warnings.items[i]));
+        json_object_object_add(o, "warnings", w);
+    }
+    return o;
+}
+
+json_object *cn_registry_list(const cn_registry *reg, bool verbose)
+{
+    json_object *a = json_object_new_array();
+    for (size_t i = 0; i < reg->n_entries; i++)
+        json_object_array_add(a, cn_entry_json(reg->entries[i], verbose));
+    return a;
+}
+
+static int emit(json_object *o, char **out)
+{
+    *out = cn_strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(o);
+    return *out ? 0 : cn_error_set(CN_ENOMEM, "out of memory");
+}
+
+CN_API int cn_registry_list_json(cn_registry *reg, int verbose, char **out)
+{
+    return emit(cn_registry_list(reg, verbose != 0), out);
+}
+
+CN_API int cn_registry_tools_json(cn_registry *reg, char **out)
+{
+    return emit(cn_registry_tools(reg, NULL, NULL), out);
+}
+
+CN_API int cn_registry_run(cn_registry *reg, const char *id, const char *args_json,
+                           const char *overrides_json, char **result_json)
+{
+    json_object *args = NULL, *over = NULL, *res = NULL;
+    int rc;
+
+    *result_json = NULL;
+    if ((rc = parse_json_arg("arguments", args_json, &args)) < 0) return rc;
+    if ((rc = parse_json_arg("overrides", overrides_json, &over)) < 0) {
+        json_object_put(args);
+        return rc;
+    }
+    rc = cn_registry_invoke(reg, id, args, over, &res);
+    json_object_put(args);
+    json_object_put(over);
+    if (rc < 0) return rc;
+    return emit(res, result_json);
+}

@@ -1,0 +1,46 @@
+/* Building the cn_host table that the core hands to each plugin. */
+#ifndef CN_HOST_IMPL_H
+#define CN_HOST_IMPL_H
+
+#include <stdarg.h>
+
+#include <json-c/json.h>
+
+#include <codenib/host.h>
+#include <codenib/skill.h>
+
+/* What a host table knows about the skill it serves; host_data points
+ * here.  All pointers are borrowed from the registry entry. */
+typedef struct cn_host_data {
+    const char *skill_id;
+    const char *skill_dir;
+    json_object *defaults;
+    const char *repo_root;   /* canonical, or NULL */
+} cn_host_data;
+
+/* Fills `host` for one skill.  `data` must outlive the table. */
+void cn_host_init(cn_host *host, cn_host_data *data);
+
+const cn_json_services *cn_host_json_services(void);
+const cn_files_services *cn_host_files_services(void);
+
+/* Reads relpath below root, refusing absolute paths, ".." components and
+ * symlinks that leave the root (CN_EDENIED).  Used by the files service and
+ * the default tools.  *data is malloc'd and NUL-terminated. */
+int cn_confined_read(const char *root, const char *relpath, size_t max_bytes, char **data,
+                     size_t *len);
+/* Resolves relpath below root to a canonical absolute path inside root. */
+int cn_confined_path(const char *root, const char *relpath, char **out);
+
+/* Log threshold: messages below it are dropped.  Initialised from
+ * CODENIB_LOG (debug, info, warning, error); default warning. */
+void cn_log_set_level(int level);
+int cn_log_get_level(void);
+void cn_log(int level, const char *who, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+void cn_logv(int level, const char *who, const char *fmt, va_list ap);
+
+#endif /* CN_HOST_IMPL_H */

@@ -1,0 +1,186 @@
+/* Parameter resolution, argument coercion, the line-number boundary and
+ * the invocation of one skill.
+ *
+ * The boundary is kept here and only here: models and users count lines
+ * from 1, skills from 0.  Inputs marked is_line_number are shifted down on
+ * the way in; the result fields named by outputs.line_fields are shifted up
+ * on the way out. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cn_registry.h"
+
+static int known_inputs(const cn_skill_meta *m, cn_buf *b)
+{
+    for (size_t i = 0; i < m->n_inputs; i++)
+        cn_buf_printf(b, "%s%s", i ? ", " : "", m->inputs[i].name);
+    if (m->n_inputs == 0) cn_buf_puts(b, "none");
+    return 0;
+}
+
+int cn_params_resolve(const cn_skill_meta *m, json_object *overrides, json_object *args,
+                      json_object **out)
+{
+    json_object *res = json_object_new_object();
+    int rc = 0;
+
+    *out = NULL;
+    if (res == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
+    if (args != NULL && !json_object_is_type(args, json_type_object)) {
+        json_object_put(res);
+        return cn_error_set(CN_EINVAL, "skill '%s': arguments must be a JSON object, got %s",
+                            m->skill_id, json_object_to_json_string(args));
+    }
+    if (overrides != NULL && !json_object_is_type(overrides, json_type_object)) {
+        json_object_put(res);
+        return cn_error_set(CN_EINVAL, "skill '%s': parameter overrides must be a JSON object",
+                            m->skill_id);
+    }
+
+    /* 1. declared input defaults, 2. config defaults, 3. caller overrides */
+    for (size_t i = 0; i < m->n_inputs; i++)
+        if (m->inputs[i].has_default)
+            json_object_object_add(res, m->inputs[i].name, json_object_get(m->inputs[i].default_value));
+    json_object_object_foreach(m->defaults, dk, dv) json_object_object_add(res, dk, json_object_get(dv));
+    if (overrides != NULL) {
+        json_object_object_foreach(overrides, ok, ov) {
+            const cn_input_spec *in = cn_meta_input(m, ok);
+            json_object *c = NULL;
+            if (in != NULL && (rc = cn_type_coerce(in->type, ok, ov, &c)) < 0) {
+                cn_error_prefix("skill '%s' (caller parameters)", m->skill_id);
+                goto fail;
+            }
+            json_object_object_add(res, ok, in != NULL ? c : json_object_get(ov));
+        }
+    }
+
+    /* 4. model arguments: only declared inputs, coerced to their types */
+    if (args != NULL) {
+        json_object_object_foreach(args, ak, av) {
+            const cn_input_spec *in = cn_meta_input(m, ak);
+            json_object *c = NULL;
+            if (in == NULL) {
+                cn_buf b = CN_BUF_INIT;
+                known_inputs(m, &b);
+                rc = cn_error_set(CN_EINVAL, "skill '%s': unknown argument '%s' (it takes: %s)",
+                                  m->skill_id, ak, b.data ? b.data : "");
+                cn_buf_free(&b);
+                goto fail;
+            }
+            /* A model often sends null for "not given": fall back to the
+             * default when the input has one. */
+            if (av == NULL && !in->required && json_object_object_get_ex(res, ak, NULL)) continue;
+            if ((rc = cn_type_coerce(in->type, ak, av, &c)) < 0) {
+                cn_error_prefix("skill '%s'", m->skill_id);
+                goto fail;
+            }
+            if (in->is_line_number && c != NULL) {
+                int64_t line = json_object_get_int64(c);
+                if (line < 1) {
+                    json_object_put(c);
+                    rc = cn_error_set(CN_ETYPE, "skill '%s': argument '%s': line numbers start at "
+                                                "1, got %lld",
+                                      m->skill_id, ak, (long long)line);
+                    goto fail;
+                }
+                json_object_put(c);
+                c = json_object_new_int64(line - 1);
+            }
+            json_object_object_add(res, ak, c);
+        }
+    }
+
+    for (size_t i = 0; i < m->n_inputs; i++) {
+        const cn_input_spec *in = &m->inputs[i];
+        if (in->required && !json_object_object_get_ex(res, in->name, NULL)) {
+            rc = cn_error_set(CN_EINVAL, "skill '%s': missing required argument '%s' (%s)%s%s",
+                              m->skill_id, in->name, in->type_hint,
+                              in->description && *in->description ? ": " : "",
+                              in->description ? in->description : "");
+            goto fail;
+        }
+    }
+    *out = res;
+    return 0;
+fail:
+    json_object_put(res);
+    return rc;
+}
+
+static void shift_lines(const cn_strv *fields, json_object *v, int depth)
+{
+    if (v == NULL || depth > 64) return;
+    if (json_object_is_type(v, json_type_array)) {
+        for (size_t i = 0; i < json_object_array_length(v); i++)
+            shift_lines(fields, json_object_array_get_idx(v, i), depth + 1);
+    } else if (json_object_is_type(v, json_type_object)) {
+        json_object_object_foreach(v, k, child) {
+            if (child != NULL && json_object_is_type(child, json_type_int) &&
+                cn_strv_contains(fields, k)) {
+                json_object_set_int64(child, json_object_get_int64(child) + 1);
+            } else {
+                shift_lines(fields, child, depth + 1);
+            }
+        }
+    }
+}
+
+void cn_params_result_lines(const cn_skill_meta *m, json_object *result)
+{
+    if (m->outputs.line_fields.len) shift_lines(&m->outputs.line_fields, result, 0);
+}
+
+static int parse_result(const char *id, const char *text, json_object **out)
+{
+    enum json_tokener_error jerr;
+    json_object *o = json_tokener_parse_verbose(text, &jerr);
+    if (o == NULL && jerr != json_tokener_success) {
+        char snippet[81];
+        snprintf(snippet, sizeof snippet, "%s", text);
+        return cn_error_set(CN_ESKILL, "skill '%s' returned invalid JSON (%s): %s%s", id,
+                            json_tokener_error_desc(jerr), snippet, strlen(text) > 80 ? "..." : "");
+    }
+    *out = o;
+    return 0;
+}
+
+int cn_registry_invoke(cn_registry *reg, const char *id, json_object *args, json_object *overrides,
+                       json_object **result)
+{
+    cn_skill_entry *e = cn_registry_find(reg, id);
+    json_object *resolved = NULL, *res = NULL;
+    char *out_text = NULL;
+    const char *args_text;
+    cn_error err = {0, ""};
+    int rc;
+
+    *result = NULL;
+    if (e == NULL) return cn_error_set(CN_ENOTFOUND, "no skill '%s' (see `codenib skills list`)", id);
+    if (!cn_registry_enabled(reg, id))
+        return cn_error_set(CN_EDENIED, "skill '%s' is not allowed in this run (allow/exclude)", id);
+    if ((rc = cn_registry_load(reg, e)) < 0) return rc;
+    if ((rc = cn_params_resolve(e->meta, overrides, args, &resolved)) < 0) return rc;
+    args_text = json_object_to_json_string_ext(resolved, JSON_C_TO_STRING_PLAIN);
+
+    if (e->state == CN_STATE_INPROCESS)
+        rc = e->fn(e->fn_data, args_text, &out_text, &err);
+    else
+        rc = e->exec->run(e->exec, args_text, &out_text, &err);
+    json_object_put(resolved);
+    if (rc < 0) {
+        free(out_text);
+        return cn_error_set(rc, "skill '%s' failed: %s", id,
+                            err.message[0] ? err.message : cn_error_code_name(rc));
+    }
+    if (out_text == NULL)
+        return cn_error_set(CN_ESKILL, "skill '%s' reported success but returned no result", id);
+    /* Both in-process and plugin results come from malloc (the host's
+     * allocator is malloc), so one free releases either. */
+    rc = parse_result(id, out_text, &res);
+    free(out_text);
+    if (rc < 0) return rc;
+    cn_params_result_lines(e->meta, res);
+    *result = res;
+    return 0;
+}

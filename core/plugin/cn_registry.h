@@ -1,0 +1,134 @@
+/* The skill registry: an explicit object (no singleton) holding every skill
+ * package discovered or registered in process, with its state, plus the
+ * allow/exclude sets and the typed contexts handed to executors. */
+#ifndef CN_REGISTRY_H
+#define CN_REGISTRY_H
+
+#include <stdbool.h>
+
+#include <json-c/json.h>
+
+#include <codenib/codenib.h>
+#include <codenib/skill.h>
+
+#include "cn_dl.h"
+#include "cn_host.h"
+#include "cn_meta.h"
+
+typedef enum cn_skill_state {
+    CN_STATE_DISCOVERED = 0,  /* metadata read, shared object not opened yet */
+    CN_STATE_LOADED,          /* executor created */
+    CN_STATE_FAILED,          /* unusable: `reason` says why */
+    CN_STATE_DUPLICATE,       /* same id as an earlier package: ignored */
+    CN_STATE_INPROCESS        /* registered by the embedding application */
+} cn_skill_state;
+
+typedef struct cn_skill_entry {
+    char *id;               /* from metadata, or the directory name if it failed */
+    char *dir;              /* package directory (NULL for in-process skills) */
+    char *source;           /* which search-path root it came from */
+    cn_skill_meta *meta;    /* NULL when config.yaml could not be read */
+    cn_skill_state state;
+    int error_code;         /* for FAILED / DUPLICATE */
+    char *reason;
+
+    /* loaded plugin */
+    cn_dl *dl;
+    const cn_skill_descriptor *desc;
+    cn_executor *exec;
+    cn_host host;
+    cn_host_data host_data;
+
+    /* in-process skill */
+    cn_skill_fn fn;
+    void *fn_data;
+    void (*fn_free)(void *);
+} cn_skill_entry;
+
+struct cn_registry {
+    cn_skill_entry **entries;
+    size_t n_entries;
+    size_t cap;
+    bool has_allow;
+    cn_strv allow;
+    cn_strv exclude;
+    cn_strv tool_names;       /* reserved: the default tools' names */
+    cn_skill_context contexts[CN_SKILL_CUSTOM + 1];
+    bool has_context[CN_SKILL_CUSTOM + 1];
+    char *repo_root;          /* canonical */
+};
+
+/* ---- discovery (cn_discover.c) ------------------------------------------ */
+/* Adds every package below `root` (each subdirectory holding config.yaml,
+ * in name order).  A missing root is not an error.  `source` labels where
+ * the entries came from ("CODENIB_SKILLS_PATH", "installed", ...). */
+int cn_registry_add_root(cn_registry *reg, const char *root, const char *source);
+/* Adds one package directory. */
+int cn_registry_add_package(cn_registry *reg, const char *dir, const char *source);
+/* The default search path, in order: the build tree's skills (only when
+ * this codenib runs from its build tree), each entry of
+ * CODENIB_SKILLS_PATH (colon-separated), the installed skills directory,
+ * and $CODENIB_HOME/skills (default ~/.codenib/skills).  Fills parallel
+ * lists of directories and labels. */
+int cn_registry_search_path(cn_strv *dirs, cn_strv *labels);
+
+/* ---- lookup (cn_registry.c) --------------------------------------------- */
+/* The entry that owns `id` (never a DUPLICATE), or NULL. */
+cn_skill_entry *cn_registry_find(const cn_registry *reg, const char *id);
+/* Whether allow/exclude let `id` be offered. */
+bool cn_registry_enabled(const cn_registry *reg, const char *id);
+const char *cn_skill_state_name(cn_skill_state s);
+/* Sets the names reserved by default tools (replaces read, grep, glob,
+ * bash) and re-checks every entry for collisions. */
+int cn_registry_set_tool_names(cn_registry *reg, const char *const *names, size_t n);
+/* Registers parsed metadata for an in-process skill; takes `meta` and
+ * (on failure too) calls free_data(data). */
+int cn_registry_add_inprocess(cn_registry *reg, cn_skill_meta *meta, cn_skill_fn fn, void *data,
+                              void (*free_data)(void *));
+/* Sets the typed context of one kind (copied; pointers borrowed). */
+int cn_registry_set_context(cn_registry *reg, const cn_skill_context *ctx);
+
+/* ---- loading (cn_loader.c) ---------------------------------------------- */
+/* Opens the shared object and checks its descriptor (ABI, size, id)
+ * without calling into the plugin.  On failure the entry becomes FAILED. */
+int cn_registry_open(cn_registry *reg, cn_skill_entry *e);
+/* Opens every DISCOVERED package (cn_registry_open), so that broken shared
+ * objects show up as FAILED before skills are listed or offered. */
+void cn_registry_verify_all(cn_registry *reg);
+/* Opens the shared object and creates the executor, if not done yet.
+ * On failure the entry becomes FAILED with the reason, and stays listed. */
+int cn_registry_load(cn_registry *reg, cn_skill_entry *e);
+void cn_entry_unload(cn_skill_entry *e);
+
+/* ---- running (cn_params.c) ---------------------------------------------- */
+/* Resolves parameters: input defaults -> config `defaults` -> caller
+ * overrides -> model arguments; coerces model arguments to the declared
+ * types; converts is_line_number inputs from 1-based to 0-based.
+ * Returns a new object. */
+int cn_params_resolve(const cn_skill_meta *m, json_object *overrides, json_object *args,
+                      json_object **out);
+/* Converts the line fields of a result from 0-based to 1-based, in place. */
+void cn_params_result_lines(const cn_skill_meta *m, json_object *result);
+/* Runs one skill: resolution, the executor, result validation and line
+ * conversion.  `args` and `overrides` may be NULL. */
+int cn_registry_invoke(cn_registry *reg, const char *id, json_object *args,
+                       json_object *overrides, json_object **result);
+
+/* ---- schemas (cn_schema.c) ---------------------------------------------- */
+json_object *cn_skill_tool_schema(const cn_skill_meta *m);
+/* Tools for every usable skill that allow/exclude let through, plus the
+ * extra allow/exclude given here (NULL = none). */
+json_object *cn_registry_tools(const cn_registry *reg, const cn_strv *allow,
+                               const cn_strv *exclude);
+/* Whether the output of skill `from` can feed input `input` (NULL: any
+ * input) of skill `to`.  On mismatch returns CN_ETYPE with the reason. */
+int cn_registry_check_flow(const cn_registry *reg, const char *from, const char *to,
+                           const char *input);
+
+/* ---- listing (cn_api.c) ------------------------------------------------- */
+/* One object per entry: id, state, source, dir, reason, and with verbose
+ * the whole metadata and warnings. */
+json_object *cn_registry_list(const cn_registry *reg, bool verbose);
+json_object *cn_entry_json(const cn_skill_entry *e, bool verbose);
+
+#endif /* CN_REGISTRY_H */

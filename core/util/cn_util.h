@@ -1,0 +1,77 @@
+/* Internal helpers shared by the whole core: thread-local last error,
+ * growable strings and string lists.  Not part of the SDK. */
+#ifndef CN_UTIL_H
+#define CN_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <codenib/errors.h>
+
+#if defined(__GNUC__)
+#define CN_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define CN_PRINTF(a, b)
+#endif
+
+/* ---- errors (cn_error.c) -------------------------------------------------
+ * The core API reports detail through a thread-local record; every core
+ * function that fails calls cn_error_set() and returns its code. */
+int cn_error_set(int code, const char *fmt, ...) CN_PRINTF(2, 3);
+int cn_error_setv(int code, const char *fmt, va_list ap);
+/* Prefixes the current message with "<prefix>: " keeping the code. */
+int cn_error_prefix(const char *fmt, ...) CN_PRINTF(1, 2);
+const cn_error *cn_error_last(void);
+void cn_error_clear(void);
+/* Copies the thread-local error into an explicit record (may be NULL). */
+int cn_error_export(cn_error *out);
+/* Fills an explicit record (may be NULL) and returns code. */
+int cn_error_fill(cn_error *err, int code, const char *fmt, ...) CN_PRINTF(3, 4);
+int cn_error_fillv(cn_error *err, int code, const char *fmt, va_list ap);
+
+/* ---- growable string (cn_buf.c) ----------------------------------------- */
+typedef struct cn_buf {
+    char *data;   /* always NUL-terminated once anything was added */
+    size_t len;
+    size_t cap;
+    bool oom;     /* sticky: an append failed */
+} cn_buf;
+
+#define CN_BUF_INIT {NULL, 0, 0, false}
+
+int cn_buf_append(cn_buf *b, const char *s, size_t n);
+int cn_buf_puts(cn_buf *b, const char *s);
+int cn_buf_putc(cn_buf *b, char c);
+int cn_buf_printf(cn_buf *b, const char *fmt, ...) CN_PRINTF(2, 3);
+int cn_buf_vprintf(cn_buf *b, const char *fmt, va_list ap);
+/* Hands the string over (never NULL on success: "" for an empty buffer). */
+char *cn_buf_steal(cn_buf *b);
+void cn_buf_reset(cn_buf *b);
+void cn_buf_free(cn_buf *b);
+
+/* ---- string list (cn_strv.c) -------------------------------------------- */
+typedef struct cn_strv {
+    char **items;
+    size_t len;
+    size_t cap;
+} cn_strv;
+
+#define CN_STRV_INIT {NULL, 0, 0}
+
+int cn_strv_push(cn_strv *v, const char *s);        /* copies s */
+int cn_strv_push_owned(cn_strv *v, char *s);        /* takes s, frees on failure */
+bool cn_strv_contains(const cn_strv *v, const char *s);
+/* Splits "a,b, c" on commas, trimming blanks, skipping empty parts. */
+int cn_strv_split(cn_strv *v, const char *csv, char sep);
+void cn_strv_free(cn_strv *v);
+
+/* ---- misc --------------------------------------------------------------- */
+char *cn_strdup(const char *s);           /* NULL-safe: NULL -> NULL */
+char *cn_strndup(const char *s, size_t n);
+char *cn_path_join(const char *a, const char *b);
+bool cn_str_has_suffix(const char *s, const char *suffix);
+/* Reads a whole file (NUL-terminated).  Errors name the path. */
+int cn_file_read(const char *path, size_t max_bytes, char **out, size_t *len);
+
+#endif /* CN_UTIL_H */

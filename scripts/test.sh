@@ -1,0 +1,53 @@
+#!/bin/sh
+# Installs what is needed, builds codenib with warnings as errors, and runs
+# the whole test suite three times: plain, under valgrind, and built with
+# AddressSanitizer + UndefinedBehaviorSanitizer.  The last line is
+# "N passed, N failed" over every test point of the three runs.
+set -u
+cd "$(dirname "$0")/.."
+top=$(pwd)
+jobs=$(nproc 2>/dev/null || echo 2)
+passed=0
+failed=0
+
+note() { printf '\n==> %s\n' "$*"; }
+count() {  # add the results recorded under $1
+  set -- $(sh "$top/scripts/ci-summary.sh" "$1")
+  passed=$((passed + $1)); failed=$((failed + $2))
+  echo "    $1 passed, $2 failed"
+}
+finish() {
+  echo
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
+  exit $?
+}
+step_failed() {  # a build step failed: it counts as a failure
+  echo "test.sh: $* failed" >&2
+  failed=$((failed + 1))
+}
+
+note "installing packages"
+sh scripts/setup.sh || { step_failed "setup"; finish; }
+note "configuring"
+./autogen.sh >/dev/null || { step_failed "autogen.sh"; finish; }
+rm -rf _build && mkdir _build && cd _build || { step_failed "mkdir _build"; finish; }
+../configure --enable-werror >configure.out 2>&1 || { cat configure.out; step_failed "configure"; finish; }
+sed -n '/^configure: *$/,$p' configure.out | tail -n 16
+note "building"
+make -j"$jobs" >make.out 2>&1 || { tail -n 60 make.out; step_failed "make"; finish; }
+
+note "test suite"
+make -j"$jobs" check >check.out 2>&1 || { grep -E '^(FAIL|ERROR)' check.out; cat test-suite.log | tail -n 80; }
+count .
+
+note "test suite under valgrind"
+find tests -name '*.trs' -delete; find tests -name '*.log' -delete; rm -f test-suite.log
+make -j"$jobs" check-valgrind >valgrind.out 2>&1 || { grep -E '^(FAIL|ERROR)' valgrind.out; tail -n 80 test-suite.log; }
+count .
+
+note "test suite under AddressSanitizer + UndefinedBehaviorSanitizer"
+make check-asan >asan.out 2>&1 || { grep -E '^(FAIL|ERROR)' asan.out; tail -n 80 asan-build/test-suite.log 2>/dev/null || tail -n 60 asan.out; }
+if [ -d asan-build ]; then count asan-build; else step_failed "check-asan build"; fi
+
+finish

@@ -1,0 +1,34 @@
+# Shared helpers for codenib's shell tests: TAP output and running codenib
+# (through $CN_RUN, which check-valgrind sets to a valgrind wrapper).
+tap_n=0
+tap_failed=0
+TMPBASE=$(mktemp -d "${TMPDIR:-/tmp}/cn-test.XXXXXX")
+trap 'rm -rf "$TMPBASE"' EXIT
+OUT=$TMPBASE/out
+ERR=$TMPBASE/err
+
+pass() { tap_n=$((tap_n + 1)); echo "ok $tap_n - $1"; }
+fail() {
+  tap_n=$((tap_n + 1)); tap_failed=$((tap_failed + 1)); echo "not ok $tap_n - $1"
+  [ -s "$OUT" ] && sed 's/^/#   out: /' "$OUT" | head -n 30
+  [ -s "$ERR" ] && sed 's/^/#   err: /' "$ERR" | head -n 30
+  return 0
+}
+# check DESCRIPTION COMMAND...: passes when the command succeeds
+check() { d=$1; shift; if "$@"; then pass "$d"; else fail "$d"; fi; }
+done_testing() { echo "1..$tap_n"; exit 0; }
+
+# cn ARGS...: runs codenib, stdout to $OUT, stderr to $ERR, sets $rc
+cn() {
+  # shellcheck disable=SC2086
+  $CN_RUN "$CODENIB" "$@" >"$OUT" 2>"$ERR"
+  rc=$?
+}
+out_has() { grep -q -F -- "$1" "$OUT"; }
+err_has() { grep -q -F -- "$1" "$ERR"; }
+rc_is() { [ "$rc" -eq "$1" ]; }
+
+# Isolate from the user's own skills and settings.
+export HOME="$TMPBASE/home"
+export CODENIB_HOME="$TMPBASE/home/.codenib"
+mkdir -p "$HOME"

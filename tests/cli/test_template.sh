@@ -1,0 +1,59 @@
+#!/bin/sh
+# The SDK as a third party uses it: install codenib into a temporary
+# staging prefix, build the template skill out of tree against the
+# installed headers found with pkg-config, install it next to the installed
+# skills, and load and run it with the installed codenib.
+. "$CN_SRCDIR/tests/cli/lib.sh"
+unset CODENIB_SKILLS_PATH
+
+stage=$TMPBASE/stage
+prefix=$(sed -n 's/^prefix=//p' "$CN_BUILDDIR/sdk/codenib-sdk.pc")
+${MAKE:-make} -C "$CN_BUILDDIR" install DESTDIR="$stage" >"$OUT" 2>"$ERR"; rc=$?
+check "make install into a staging directory" rc_is 0
+inst=$stage$prefix
+check "codenib installed" test -x "$inst/bin/codenib"
+check "headers installed" test -f "$inst/include/codenib/skill.h"
+check "generated version.h installed" test -f "$inst/include/codenib/version.h"
+check "codenib-sdk.pc installed" test -f "$inst/lib/pkgconfig/codenib-sdk.pc"
+check "the built skill is installed with its package files" \
+  test -f "$inst/lib/codenib/skills/code_to_query/code_to_query.so" -a \
+       -f "$inst/lib/codenib/skills/code_to_query/config.yaml" -a \
+       -f "$inst/lib/codenib/skills/code_to_query/skill.md"
+check "no libtool .la file next to a skill" sh -c '! ls "$0"/lib/codenib/skills/*/*.la 2>/dev/null | grep -q .' "$inst"
+check "the template is installed" test -f "$inst/share/codenib/sdk/template/example_head.c"
+
+# Build the template out of tree, in a copy, against the staged SDK.
+cp -R "$inst/share/codenib/sdk/template" "$TMPBASE/myskill"
+export PKG_CONFIG_PATH="$inst/lib/pkgconfig"
+export PKG_CONFIG_SYSROOT_DIR="$stage"
+${MAKE:-make} -C "$TMPBASE/myskill" CFLAGS="${CN_TEST_CFLAGS:--O2 -g}" LDFLAGS="${CN_TEST_LDFLAGS:-}" >"$OUT" 2>"$ERR"; rc=$?
+check "the template builds out of tree with pkg-config" rc_is 0
+check "it exports only its descriptor" sh -c '[ "$(nm -D --defined-only "$0" | awk "{print \$3}" | grep -v "^_" )" = "cn_skill_descriptor_example_head" ]' "$TMPBASE/myskill/example_head.so"
+# pkg-config already prefixes skillsdir with PKG_CONFIG_SYSROOT_DIR.
+${MAKE:-make} -C "$TMPBASE/myskill" install >"$OUT" 2>"$ERR"; rc=$?
+check "make install puts it in the skills directory" test -f "$inst/lib/codenib/skills/example_head/example_head.so"
+
+CODENIB=$inst/bin/codenib
+cn skills list --verbose
+check "the installed codenib lists the new skill" sh -c 'grep -q "^example_head .*installed" "$0"' "$OUT"
+check "and the skill built with codenib" sh -c 'grep -q "^code_to_query .*installed" "$0"' "$OUT"
+check "both usable" out_has "2 usable, 0 not usable"
+
+mkdir -p "$TMPBASE/repo"
+printf 'one\ntwo\nthree\nfour\nfive\n' > "$TMPBASE/repo/notes.txt"
+cn run example_head --repo "$TMPBASE/repo" --args '{"path": "notes.txt", "start_line": 2, "count": "2"}'
+check "the installed codenib runs it" rc_is 0
+check "with 1-based lines in and out" out_has '"start_line":2,"end_line":3'
+check "and the content with a gutter" sh -c 'grep -q "two" "$0" && grep -q "three" "$0" && ! grep -q "four" "$0"' "$OUT"
+cn run example_head --args '{"path": "notes.txt"}'
+check "without a repository it says what it needs" err_has "needs a repository"
+cn run example_head --repo "$TMPBASE/repo" --args '{"path": "notes.txt", "start_line": 50}'
+check "past the end: a clear error" err_has "line 50 is past its end"
+
+# An SDK from an incompatible future: refused before the library is opened.
+sed 's/^abi: "1.0"/abi: "2.0"/' "$inst/lib/codenib/skills/example_head/config.yaml" > "$TMPBASE/cfg" &&
+  cp "$TMPBASE/cfg" "$inst/lib/codenib/skills/example_head/config.yaml"
+cn skills list
+check "an incompatible declared ABI is reported" out_has "declares skill ABI 2.0"
+
+done_testing
