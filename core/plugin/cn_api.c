@@ -23,14 +23,9 @@ CN_API void cn_free(void *ptr)
 
 static int parse_json_arg(const char *what, const char *text, json_object **out)
 {
-    enum json_tokener_error jerr = json_tokener_success;
     *out = NULL;
     if (text == NULL) return 0;
-    *out = json_tokener_parse_verbose(text, &jerr);
-    if (jerr != json_tokener_success)
-        return cn_error_set(CN_EPARSE, "%s is not valid JSON: %s", what,
-                            json_tokener_error_desc(jerr));
-    return 0;
+    return cn_json_parse(text, what, out);
 }
 
 CN_API int cn_registry_register(cn_registry *reg, const char *metadata_json, const char *skill_doc,

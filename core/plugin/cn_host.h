@@ -22,6 +22,11 @@ typedef struct cn_host_data {
 void cn_host_init(cn_host *host, cn_host_data *data);
 
 const cn_json_services *cn_host_json_services(void);
+
+/* Parses exactly one JSON value (any type; JSON null gives *out == NULL and
+ * 0); trailing non-blank text is an error.  Errors set the thread-local
+ * error as "<what> is not valid JSON: <reason> at offset N" (CN_EPARSE). */
+int cn_json_parse(const char *text, const char *what, json_object **out);
 const cn_files_services *cn_host_files_services(void);
 
 /* Reads relpath below root, refusing absolute paths, ".." components and

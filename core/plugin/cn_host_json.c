@@ -11,45 +11,48 @@
 #define J(v) ((json_object *)(v))
 #define CJ(v) ((cn_json *)(v))
 
-static cn_json *hj_parse(const char *text, cn_error *err)
+int cn_json_parse(const char *text, const char *what, json_object **out)
 {
-    enum json_tokener_error jerr = json_tokener_success;
+    enum json_tokener_error jerr;
     json_tokener *tok;
     json_object *o;
-    size_t len;
+    size_t len, end;
 
-    if (text == NULL) {
-        cn_error_fill(err, CN_EINVAL, "JSON parse: no text given");
-        return NULL;
-    }
+    *out = NULL;
+    if (text == NULL) return cn_error_set(CN_EINVAL, "%s: no JSON text given", what);
     len = strlen(text);
+    if (len >= 0x7fffffff) return cn_error_set(CN_EINVAL, "%s: JSON text too large", what);
     tok = json_tokener_new();
-    if (tok == NULL) {
-        cn_error_fill(err, CN_ENOMEM, "JSON parse: out of memory");
-        return NULL;
-    }
-    o = json_tokener_parse_ex(tok, text, (int)(len > 0x7fffffff ? 0x7fffffff : len));
+    if (tok == NULL) return cn_error_set(CN_ENOMEM, "%s: out of memory", what);
+    /* The length includes the NUL so that a number or literal at the very
+     * end ("42", "true") is known to be complete. */
+    o = json_tokener_parse_ex(tok, text, (int)len + 1);
     jerr = json_tokener_get_error(tok);
+    end = json_tokener_get_parse_end(tok);
+    json_tokener_free(tok);
     if (jerr == json_tokener_continue) jerr = json_tokener_error_parse_eof;
-    if (jerr == json_tokener_success && json_tokener_get_parse_end(tok) < len) {
-        /* trailing non-blank text */
-        const char *rest = text + json_tokener_get_parse_end(tok);
-        while (*rest == ' ' || *rest == '\n' || *rest == '\t' || *rest == '\r') rest++;
-        if (*rest) {
-            cn_error_fill(err, CN_EPARSE, "JSON parse: unexpected text after the value at offset %zu",
-                          (size_t)(rest - text));
+    if (jerr != json_tokener_success) {
+        json_object_put(o);
+        return cn_error_set(CN_EPARSE, "%s is not valid JSON: %s at offset %zu", what,
+                            json_tokener_error_desc(jerr), end > len ? len : end);
+    }
+    /* json-c stops after the first value: anything but blanks after it is
+     * an error, not something to drop silently. */
+    for (const char *rest = text + (end > len ? len : end); *rest; rest++) {
+        if (*rest != ' ' && *rest != '\n' && *rest != '\t' && *rest != '\r') {
             json_object_put(o);
-            json_tokener_free(tok);
-            return NULL;
+            return cn_error_set(CN_EPARSE, "%s is not valid JSON: unexpected text after the "
+                                           "value at offset %zu", what, (size_t)(rest - text));
         }
     }
-    if (jerr != json_tokener_success) {
-        cn_error_fill(err, CN_EPARSE, "JSON parse: %s at offset %zu", json_tokener_error_desc(jerr),
-                      json_tokener_get_parse_end(tok));
-        json_tokener_free(tok);
-        return NULL;
-    }
-    json_tokener_free(tok);
+    *out = o;
+    return 0;
+}
+
+static cn_json *hj_parse(const char *text, cn_error *err)
+{
+    json_object *o = NULL;
+    if (cn_json_parse(text, "the text", &o) < 0) cn_error_export(err);
     return CJ(o);
 }
 

@@ -42,7 +42,19 @@ int cn_params_resolve(const cn_skill_meta *m, json_object *overrides, json_objec
     for (size_t i = 0; i < m->n_inputs; i++)
         if (m->inputs[i].has_default)
             json_object_object_add(res, m->inputs[i].name, json_object_get(m->inputs[i].default_value));
-    json_object_object_foreach(m->defaults, dk, dv) json_object_object_add(res, dk, json_object_get(dv));
+    json_object_object_foreach(m->defaults, dk, dv) {
+        const cn_input_spec *in = cn_meta_input(m, dk);
+        json_object *c = NULL;
+        if (in == NULL) {
+            json_object_object_add(res, dk, json_object_get(dv));
+            continue;
+        }
+        if ((rc = cn_type_coerce(in->type, dk, dv, &c)) < 0) {
+            cn_error_prefix("skill '%s' (config defaults)", m->skill_id);
+            goto fail;
+        }
+        json_object_object_add(res, dk, c);
+    }
     if (overrides != NULL) {
         json_object_object_foreach(overrides, ok, ov) {
             const cn_input_spec *in = cn_meta_input(m, ok);
@@ -133,16 +145,16 @@ void cn_params_result_lines(const cn_skill_meta *m, json_object *result)
 
 static int parse_result(const char *id, const char *text, json_object **out)
 {
-    enum json_tokener_error jerr;
-    json_object *o = json_tokener_parse_verbose(text, &jerr);
-    if (o == NULL && jerr != json_tokener_success) {
-        char snippet[81];
+    char what[128];
+    snprintf(what, sizeof what, "the result of skill '%s'", id);
+    if (cn_json_parse(text, what, out) == 0) return 0;
+    {
+        char snippet[81], msg[CN_ERROR_MESSAGE_MAX];
+        snprintf(msg, sizeof msg, "%s", cn_error_last()->message);
         snprintf(snippet, sizeof snippet, "%s", text);
-        return cn_error_set(CN_ESKILL, "skill '%s' returned invalid JSON (%s): %s%s", id,
-                            json_tokener_error_desc(jerr), snippet, strlen(text) > 80 ? "..." : "");
+        return cn_error_set(CN_ESKILL, "skill '%s' returned invalid JSON (%s): %s%s", id, msg,
+                            snippet, strlen(text) > 80 ? "..." : "");
     }
-    *out = o;
-    return 0;
 }
 
 int cn_registry_invoke(cn_registry *reg, const char *id, json_object *args, json_object *overrides,

@@ -156,12 +156,13 @@ int cn_registry_add_inprocess(cn_registry *reg, cn_skill_meta *meta, cn_skill_fn
 {
     cn_skill_entry *e = calloc(1, sizeof *e);
     if (e == NULL || fn == NULL) {
+        int rc = fn == NULL ? cn_error_set(CN_EINVAL, "in-process skill '%s' has no function",
+                                           meta ? meta->skill_id : "?")
+                            : cn_error_set(CN_ENOMEM, "out of memory");
         free(e);
         cn_meta_free(meta);
         if (free_data) free_data(data);
-        return fn == NULL ? cn_error_set(CN_EINVAL, "in-process skill '%s' has no function",
-                                         meta ? meta->skill_id : "?")
-                          : cn_error_set(CN_ENOMEM, "out of memory");
+        return rc;
     }
     e->meta = meta;
     e->id = cn_strdup(meta->skill_id);

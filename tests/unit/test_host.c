@@ -177,7 +177,8 @@ static void test_json_read(const cn_json_services *j)
     held = j->get(c);
     ok(held == c, "get returns its argument");
     j->put(root);
-    is_str(j->get_string(j->object_get(held, "d")), "e", "a value kept with get() outlives its parent");
+    is_str(j->get_string(j->object_get(held, "d")), "e",
+           "a value kept with get() outlives its parent");
     j->put(held);
 }
 
@@ -206,7 +207,7 @@ static void test_json_parse(const cn_json_services *j)
     v = j->parse("{} x", &err);
     ok(v == NULL, "trailing garbage refused");
     is_int(err.code, CN_EPARSE, "trailing garbage: CN_EPARSE");
-    is_str(err.message, "JSON parse: unexpected text after the value at offset 3",
+    is_str(err.message, "the text is not valid JSON: unexpected text after the value at offset 3",
            "trailing garbage: message and offset");
 
     err.code = 0;
@@ -223,7 +224,7 @@ static void test_json_parse(const cn_json_services *j)
     v = j->parse(NULL, &err);
     ok(v == NULL, "NULL text gives NULL");
     is_int(err.code, CN_EINVAL, "NULL text: CN_EINVAL");
-    has_str(err.message, "no text", "NULL text: message");
+    has_str(err.message, "no JSON text given", "NULL text: message");
     ok(j->parse(NULL, NULL) == NULL, "NULL text with NULL err");
     ok(j->parse("{", NULL) == NULL, "parse error with NULL err");
 

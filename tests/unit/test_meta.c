@@ -67,7 +67,11 @@ static void test_fixture_good(void)
     ok(in && json_object_get_int(in->default_value) == 1, "count default 1");
     in = cn_meta_input(m, "mode");
     ok(in && in->type->kind == CN_T_ENUM && in->enum_values.len == 2, "mode is an enum of two");
-    ok(in && cn_type_to_string(in->type) != NULL, "enum has a canonical form");
+    {
+        char *t = in ? cn_type_to_string(in->type) : NULL;
+        is_str(t, "Literal['fast', 'slow']", "enum has a canonical form");
+        free(t);
+    }
     {
         json_object *c = NULL;
         ok(json_object_object_get_ex(m->defaults, "count", &c) && json_object_get_int(c) == 2,

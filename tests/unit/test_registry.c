@@ -78,6 +78,11 @@ static void test_inprocess(void)
     rc = cn_registry_register(reg, "[1", NULL, echo_fn, NULL, count_free);
     is_int(rc, CN_EPARSE, "malformed metadata refused");
     is_int(freed, 2, "free_data called again");
+    rc = cn_registry_register(reg, "{\"skill_id\": \"nofn\"}", NULL, NULL, NULL, count_free);
+    is_int(rc, CN_EINVAL, "a skill without a function is refused");
+    has_str(cn_last_error()->message, "in-process skill 'nofn' has no function", "saying so");
+    is_int(freed, 3, "and its data freed");
+    ok(cn_registry_find(reg, "nofn") == NULL, "and it is not listed");
 
     /* allow / exclude */
     {
