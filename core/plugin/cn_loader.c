@@ -1,5 +1,6 @@
 /* Lazy loading of a skill's shared object.  The descriptor's ABI numbers,
  * size and id are checked before any function of the plugin is called. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -72,7 +73,14 @@ int cn_registry_open(cn_registry *reg, cn_skill_entry *e)
         goto out;
     }
     if ((rc = cn_dl_open(so_path, &e->dl)) < 0) {
-        rc = cn_entry_fail(e, CN_ELOAD, "skill '%s': %s", e->id, cn_error_last()->message);
+        /* libltdl reports "file not found" for a file that exists but does
+         * not load; say what that usually means. */
+        char why[CN_ERROR_MESSAGE_MAX];
+        snprintf(why, sizeof why, "%s", cn_error_last()->message);
+        rc = cn_entry_fail(e, CN_ELOAD,
+                           "skill '%s': %s (the file exists: it may not be a shared object for "
+                           "this machine, or a library it needs is missing; try `ldd %s`)",
+                           e->id, why, so_path);
         goto out;
     }
     d = cn_dl_sym(e->dl, symbol);

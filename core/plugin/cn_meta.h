@@ -20,7 +20,7 @@ typedef enum cn_cost {
 
 typedef struct cn_input_spec {
     char *name;
-    char *type_hint;        /* as written ("int" when absent) */
+    char *type_hint;        /* as written ("Any" when absent) */
     cn_type *type;          /* parsed; an enum when `enum:` is given */
     bool required;
     bool has_default;

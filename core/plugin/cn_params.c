@@ -1,10 +1,10 @@
 /* Parameter resolution, argument coercion, the line-number boundary and
  * the invocation of one skill.
  *
- * The boundary is kept here and only here: models and users count lines
- * from 1, skills from 0.  Inputs marked is_line_number are shifted down on
- * the way in; the result fields named by outputs.line_fields are shifted up
- * on the way out. */
+ * The boundary is kept here and only here: models, users, config files and
+ * callers count lines from 1, skills from 0.  Inputs marked is_line_number
+ * are shifted down on the way in, whichever source gave them; the result
+ * fields named by outputs.line_fields are shifted up on the way out. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,24 +87,27 @@ int cn_params_resolve(const cn_skill_meta *m, json_object *overrides, json_objec
                 cn_error_prefix("skill '%s'", m->skill_id);
                 goto fail;
             }
-            if (in->is_line_number && c != NULL) {
-                int64_t line = json_object_get_int64(c);
-                if (line < 1) {
-                    json_object_put(c);
-                    rc = cn_error_set(CN_ETYPE, "skill '%s': argument '%s': line numbers start at "
-                                                "1, got %lld",
-                                      m->skill_id, ak, (long long)line);
-                    goto fail;
-                }
-                json_object_put(c);
-                c = json_object_new_int64(line - 1);
-            }
             json_object_object_add(res, ak, c);
         }
     }
 
     for (size_t i = 0; i < m->n_inputs; i++) {
         const cn_input_spec *in = &m->inputs[i];
+        json_object *v = NULL;
+        /* Every source above speaks in 1-based lines (a config default of
+         * 1 means the first line, as the tool schema tells the model);
+         * the skill gets 0-based ones. */
+        if (in->is_line_number && json_object_object_get_ex(res, in->name, &v) && v != NULL &&
+            json_object_is_type(v, json_type_int)) {
+            int64_t line = json_object_get_int64(v);
+            if (line < 1) {
+                rc = cn_error_set(CN_ETYPE, "skill '%s': argument '%s': line numbers start at 1, "
+                                            "got %lld",
+                                  m->skill_id, in->name, (long long)line);
+                goto fail;
+            }
+            json_object_object_add(res, in->name, json_object_new_int64(line - 1));
+        }
         if (in->required && !json_object_object_get_ex(res, in->name, NULL)) {
             rc = cn_error_set(CN_EINVAL, "skill '%s': missing required argument '%s' (%s)%s%s",
                               m->skill_id, in->name, in->type_hint,

@@ -6,6 +6,7 @@
  * 0-based (the host converts the model's 1-based numbers, because the input
  * is marked is_line_number) and leave 0-based (the host converts the fields
  * listed in outputs.line_fields). */
+#include <stdio.h>
 #include <string.h>
 
 #include <codenib/skill.h>

@@ -536,8 +536,8 @@ static int c2q_run(cn_executor *self, const char *args_json, char **result_json,
         J->put(args);
         return h->error_set(err, CN_ENOMEM, "out of memory");
     }
-    qsort(sc.idents.items, sc.idents.len, sizeof *sc.idents.items, cmp_terms);
-    qsort(sc.paths.items, sc.paths.len, sizeof *sc.paths.items, cmp_terms);
+    if (sc.idents.len > 1) qsort(sc.idents.items, sc.idents.len, sizeof *sc.idents.items, cmp_terms);
+    if (sc.paths.len > 1) qsort(sc.paths.items, sc.paths.len, sizeof *sc.paths.items, cmp_terms);
 
     /* Query: frame functions innermost first, exception types, then the
      * ranked identifiers, then file names. */

@@ -39,7 +39,7 @@ fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cn_abi.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
+trap 'exit 1' HUP INT PIPE TERM
 
 # The header list: every public header of the source tree, with version.h
 # taken from the build tree (it is generated).  In an in-tree build both

@@ -59,6 +59,8 @@ cn run fx_good --args '{"text": "t"}' --params '{"count": 7}'
 check "caller parameters override config defaults" out_has '"count":7'
 cn run fx_good --args '{"text": "t", "count": 9}' --params '{"count": 7}'
 check "model arguments override caller parameters" out_has '"count":9'
+cn run fx_good --args '{"text": "t"}' --params '{"line": 3}'
+check "caller line numbers are 1-based too" out_has '"line_in":2'
 cn run fx_good --args '{"text": "t", "line": 0}'
 check "line 0 refused" err_has "line numbers start at 1, got 0"
 cn run fx_good --args '{"text": "t", "mode": "medium"}'

@@ -27,7 +27,7 @@ incs="-I$builddir/sdk/include -I$srcdir/sdk/include"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cn_hdr.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
+trap 'exit 1' HUP INT PIPE TERM
 
 # The headers: the source tree's, with version.h from the build tree (in an
 # in-tree build they are the same file).

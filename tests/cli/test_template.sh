@@ -45,6 +45,8 @@ cn run example_head --repo "$TMPBASE/repo" --args '{"path": "notes.txt", "start_
 check "the installed codenib runs it" rc_is 0
 check "with 1-based lines in and out" out_has '"start_line":2,"end_line":3'
 check "and the content with a gutter" sh -c 'grep -q "two" "$0" && grep -q "three" "$0" && ! grep -q "four" "$0"' "$OUT"
+cn run example_head --repo "$TMPBASE/repo" --args '{"path": "notes.txt", "count": 1}'
+check "the default start_line 1 is the first line" out_has '"start_line":1,"end_line":1,"content":"     1\tone\n"'
 cn run example_head --args '{"path": "notes.txt"}'
 check "without a repository it says what it needs" err_has "needs a repository"
 cn run example_head --repo "$TMPBASE/repo" --args '{"path": "notes.txt", "start_line": 50}'

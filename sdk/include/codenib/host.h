@@ -3,12 +3,12 @@
  * A plugin needs no symbol from the codenib core: everything it may call
  * comes through this table.  The table is versioned by struct_size and only
  * ever grows at the end, so a plugin built against an older SDK keeps
- * working, and a plugin built against a newer one must check that a service
- * is present before it calls it:
+ * working in a newer host.  A slot the host does not provide is NULL (the
+ * index and model slots, for instance, until those services exist), so a
+ * plugin checks a service before calling it; CN_HOST_HAS also guards fields
+ * appended after the minor the plugin declares:
  *
- *     if (CN_HOST_HAS(host, files) && host->files != NULL) ...
- *
- * Slots that a host does not provide are NULL. */
+ *     if (CN_HOST_HAS(host, files) && host->files != NULL) ... */
 #ifndef CODENIB_HOST_H
 #define CODENIB_HOST_H
 

@@ -37,8 +37,9 @@ typedef enum cn_skill_type {
 } cn_skill_type;
 
 /* Opaque resources a context may carry.  Each pointer may be NULL: a skill
- * must check for what it needs when it runs (cn_host-independent), and fail
- * with CN_ENOCONTEXT naming what is missing. */
+ * checks for what it needs when it runs (cn_host.context_require does it
+ * and words the error), and fails with CN_ENOCONTEXT naming what is
+ * missing. */
 struct cn_index;
 struct cn_vector_index;
 struct cn_model;
