@@ -1,8 +1,9 @@
 #!/bin/sh
 # Installs what is needed, builds codenib with warnings as errors, and runs
 # the whole test suite three times: plain, under valgrind, and built with
-# AddressSanitizer + UndefinedBehaviorSanitizer.  The last line is
-# "N passed, N failed" over every test point of the three runs.
+# AddressSanitizer + UndefinedBehaviorSanitizer; then `make distcheck`.  The
+# last line is "N passed, N failed" over every test point of the three runs
+# (distcheck counts as one).
 set -u
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -49,5 +50,12 @@ count .
 note "test suite under AddressSanitizer + UndefinedBehaviorSanitizer"
 make check-asan >asan.out 2>&1 || { grep -E '^(FAIL|ERROR)' asan.out; tail -n 80 asan-build/test-suite.log 2>/dev/null || tail -n 60 asan.out; }
 if [ -d asan-build ]; then count asan-build; else step_failed "check-asan build"; fi
+
+note "make distcheck (tarball builds, installs and uninstalls cleanly)"
+if make distcheck >distcheck.out 2>&1; then
+  passed=$((passed + 1)); echo "    distcheck passed"
+else
+  tail -n 40 distcheck.out; step_failed "make distcheck"
+fi
 
 finish

@@ -540,6 +540,17 @@ int cn_meta_from_json(json_object *cfg, const char *origin, cn_skill_meta **out)
     return 0;
 }
 
+int cn_meta_from_yaml_string(const char *text, size_t len, const char *origin,
+                             cn_skill_meta **out)
+{
+    json_object *tree = NULL;
+    int rc = cn_yaml_load_string(text, len, origin, &tree);
+    *out = NULL;
+    if (rc == 0) rc = cn_meta_from_json(tree, origin, out);
+    json_object_put(tree);
+    return rc;
+}
+
 int cn_meta_load_dir(const char *dir, cn_skill_meta **out)
 {
     char *cfg_path = cn_path_join(dir, "config.yaml");

@@ -76,6 +76,10 @@ typedef struct cn_skill_meta {
 /* Reads <dir>/config.yaml and <dir>/skill.md.  Errors name
  * "<dir>/config.yaml:LINE:COL: <field>: <problem>". */
 int cn_meta_load_dir(const char *dir, cn_skill_meta **out);
+/* Builds metadata from config.yaml text held in memory; `origin` names it
+ * in messages (with line:col). */
+int cn_meta_from_yaml_string(const char *text, size_t len, const char *origin,
+                             cn_skill_meta **out);
 /* Builds metadata from a JSON/YAML tree; `origin` names it in messages
  * (a path for YAML trees, whose values carry line:col marks). */
 int cn_meta_from_json(json_object *cfg, const char *origin, cn_skill_meta **out);

@@ -18,12 +18,7 @@ static char *fixture(const char *name)
 /* Parses YAML text as a config named "cfg.yaml"; returns the rc. */
 static int from_yaml(const char *text, cn_skill_meta **out)
 {
-    json_object *tree = NULL;
-    int rc = cn_yaml_load_string(text, strlen(text), "cfg.yaml", &tree);
-    *out = NULL;
-    if (rc == 0) rc = cn_meta_from_json(tree, "cfg.yaml", out);
-    json_object_put(tree);
-    return rc;
+    return cn_meta_from_yaml_string(text, strlen(text), "cfg.yaml", out);
 }
 
 static void expect_error(const char *yaml, const char *needle, const char *what)

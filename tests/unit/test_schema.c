@@ -11,12 +11,9 @@
 
 static cn_skill_meta *from_yaml(const char *text)
 {
-    json_object *tree = NULL;
     cn_skill_meta *m = NULL;
-    int rc = cn_yaml_load_string(text, strlen(text), "cfg.yaml", &tree);
-    if (rc == 0) rc = cn_meta_from_json(tree, "cfg.yaml", &m);
-    if (rc < 0) diag("metadata: %s", cn_error_last()->message);
-    json_object_put(tree);
+    if (cn_meta_from_yaml_string(text, strlen(text), "cfg.yaml", &m) < 0)
+        diag("metadata: %s", cn_error_last()->message);
     return m;
 }
 
