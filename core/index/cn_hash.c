@@ -1,0 +1,65 @@
+/* A fast 64-bit non-cryptographic hash: four independent multiply-rotate
+ * lanes over 32-byte stripes, then a tail and an avalanche.  Used for index
+ * checksums and content fingerprints, where speed matters (an index is
+ * verified on every open) and adversaries do not. */
+#include <string.h>
+
+#include "cn_idxfile.h"
+
+#define P1 0x9E3779B185EBCA87ull
+#define P2 0xC2B2AE3D27D4EB4Full
+#define P3 0x165667B19E3779F9ull
+#define P4 0x85EBCA77C2B2AE63ull
+
+static inline uint64_t rotl(uint64_t x, int r)
+{
+    return (x << r) | (x >> (64 - r));
+}
+
+static inline uint64_t load64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;  /* little-endian hosts only: indexes are not portable across endianness */
+}
+
+static inline uint64_t lane(uint64_t acc, uint64_t in)
+{
+    acc ^= in * P2;
+    acc = rotl(acc, 29);
+    return acc * P1;
+}
+
+uint64_t cn_hash64(const void *data, size_t len, uint64_t seed)
+{
+    const unsigned char *p = data;
+    uint64_t a = seed ^ P1, b = seed ^ P2, c = seed ^ P3, d = seed ^ P4, h;
+    size_t n = len;
+
+    while (n >= 32) {
+        a = lane(a, load64(p));
+        b = lane(b, load64(p + 8));
+        c = lane(c, load64(p + 16));
+        d = lane(d, load64(p + 24));
+        p += 32;
+        n -= 32;
+    }
+    h = rotl(a, 1) ^ rotl(b, 7) ^ rotl(c, 12) ^ rotl(d, 18);
+    h = (h ^ (uint64_t)len) * P3;
+    while (n >= 8) {
+        h = lane(h, load64(p));
+        p += 8;
+        n -= 8;
+    }
+    while (n > 0) {
+        h = (h ^ *p++) * P1;
+        h = rotl(h, 11);
+        n--;
+    }
+    h ^= h >> 33;
+    h *= P2;
+    h ^= h >> 29;
+    h *= P3;
+    h ^= h >> 32;
+    return h;
+}

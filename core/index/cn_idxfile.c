@@ -1,0 +1,295 @@
+/* Index file container: writer and validating reader (see cn_idxfile.h).
+ *
+ * Layout (little-endian):
+ *   0   magic[8]
+ *   8   u32 format version      12  u32 container version (1)
+ *   16  u64 file size           24  u64 checksum
+ *   32  u32 section count       36  u32 reserved, then zeros up to 64
+ *   64  section table: count x {u32 id, u32 reserved, u64 offset, u64 size}
+ *   ... section bytes, each starting at a multiple of 8
+ * The checksum is cn_hash64 of bytes [64, size) seeded with cn_hash64 of
+ * the header with its checksum field zeroed. */
+#include "cn_idxfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define HEADER_SIZE 64
+#define ENTRY_SIZE 24
+#define CONTAINER_VERSION 1
+
+typedef struct section {
+    uint32_t id;
+    void *data;
+    size_t size;
+    int owned;
+} section;
+
+struct cn_idx_writer {
+    char magic[CN_IDX_MAGIC_LEN];
+    uint32_t version;
+    section sections[CN_IDX_MAX_SECTIONS];
+    size_t count;
+};
+
+struct cn_idx_file {
+    char *path;
+    const unsigned char *map;
+    size_t size;
+    uint32_t count;
+    const unsigned char *table;
+};
+
+static void put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
+static void put64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
+static uint32_t get32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static uint64_t get64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+static size_t align8(size_t n)
+{
+    return (n + 7) & ~(size_t)7;
+}
+
+int cn_idx_writer_new(const char magic[CN_IDX_MAGIC_LEN], uint32_t version, cn_idx_writer **out)
+{
+    cn_idx_writer *w = calloc(1, sizeof *w);
+    *out = NULL;
+    if (w == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
+    memcpy(w->magic, magic, CN_IDX_MAGIC_LEN);
+    w->version = version;
+    *out = w;
+    return 0;
+}
+
+static int add(cn_idx_writer *w, uint32_t id, void *data, size_t size, int owned)
+{
+    for (size_t i = 0; i < w->count; i++) {
+        if (w->sections[i].id == id) {
+            if (owned) free(data);
+            return cn_error_set(CN_EEXISTS, "index section %u added twice", id);
+        }
+    }
+    if (w->count == CN_IDX_MAX_SECTIONS) {
+        if (owned) free(data);
+        return cn_error_set(CN_EINVAL, "too many index sections");
+    }
+    w->sections[w->count].id = id;
+    w->sections[w->count].data = data;
+    w->sections[w->count].size = size;
+    w->sections[w->count].owned = owned;
+    w->count++;
+    return 0;
+}
+
+int cn_idx_writer_add(cn_idx_writer *w, uint32_t id, const void *data, size_t size)
+{
+    void *copy = malloc(size ? size : 1);
+    if (copy == NULL) return cn_error_set(CN_ENOMEM, "out of memory copying index section %u", id);
+    if (size) memcpy(copy, data, size);
+    return add(w, id, copy, size, 1);
+}
+
+int cn_idx_writer_add_owned(cn_idx_writer *w, uint32_t id, void *data, size_t size)
+{
+    return add(w, id, data, size, 1);
+}
+
+static int write_all(int fd, const void *buf, size_t n, const char *path)
+{
+    const unsigned char *p = buf;
+    while (n > 0) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            return cn_error_set(CN_EIO, "%s: write failed: %s", path, strerror(errno));
+        }
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+int cn_idx_writer_write(cn_idx_writer *w, const char *path)
+{
+    size_t table_end = HEADER_SIZE + w->count * ENTRY_SIZE, total = align8(table_end);
+    unsigned char *buf;
+    cn_buf tmp = CN_BUF_INIT;
+    uint64_t seed, sum;
+    int fd, rc;
+
+    for (size_t i = 0; i < w->count; i++) total = align8(total + w->sections[i].size);
+    buf = calloc(1, total ? total : 1);
+    if (buf == NULL) return cn_error_set(CN_ENOMEM, "%s: out of memory (%zu bytes)", path, total);
+    memcpy(buf, w->magic, CN_IDX_MAGIC_LEN);
+    put32(buf + 8, w->version);
+    put32(buf + 12, CONTAINER_VERSION);
+    put64(buf + 16, (uint64_t)total);
+    put32(buf + 32, (uint32_t)w->count);
+    {
+        size_t off = align8(table_end);
+        for (size_t i = 0; i < w->count; i++) {
+            unsigned char *e = buf + HEADER_SIZE + i * ENTRY_SIZE;
+            put32(e, w->sections[i].id);
+            put64(e + 8, (uint64_t)off);
+            put64(e + 16, (uint64_t)w->sections[i].size);
+            if (w->sections[i].size) memcpy(buf + off, w->sections[i].data, w->sections[i].size);
+            off = align8(off + w->sections[i].size);
+        }
+    }
+    seed = cn_hash64(buf, HEADER_SIZE, 0);
+    sum = cn_hash64(buf + HEADER_SIZE, total - HEADER_SIZE, seed);
+    put64(buf + 24, sum);
+
+    cn_buf_printf(&tmp, "%s.tmp.%ld", path, (long)getpid());
+    if (tmp.data == NULL) {
+        free(buf);
+        return cn_error_set(CN_ENOMEM, "out of memory");
+    }
+    fd = open(tmp.data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        rc = cn_error_set(CN_EIO, "%s: cannot create: %s", tmp.data, strerror(errno));
+    } else {
+        rc = write_all(fd, buf, total, tmp.data);
+        if (rc == 0 && fsync(fd) != 0)
+            rc = cn_error_set(CN_EIO, "%s: fsync failed: %s", tmp.data, strerror(errno));
+        if (close(fd) != 0 && rc == 0)
+            rc = cn_error_set(CN_EIO, "%s: close failed: %s", tmp.data, strerror(errno));
+        if (rc == 0 && rename(tmp.data, path) != 0)
+            rc = cn_error_set(CN_EIO, "%s: cannot rename into place: %s", path, strerror(errno));
+        if (rc < 0) unlink(tmp.data);
+    }
+    cn_buf_free(&tmp);
+    free(buf);
+    return rc;
+}
+
+void cn_idx_writer_free(cn_idx_writer *w)
+{
+    if (w == NULL) return;
+    for (size_t i = 0; i < w->count; i++)
+        if (w->sections[i].owned) free(w->sections[i].data);
+    free(w);
+}
+
+static int corrupt(const char *path, const char *what)
+{
+    return cn_error_set(CN_ECORRUPT, "%s: corrupt index (%s); recompile with `codenib compile --rebuild`",
+                        path, what);
+}
+
+int cn_idx_open(const char *path, const char magic[CN_IDX_MAGIC_LEN], uint32_t version,
+                cn_idx_file **out)
+{
+    struct stat st;
+    int fd, rc = 0;
+    void *map;
+    const unsigned char *m;
+    uint64_t size, sum, seed;
+    uint32_t count;
+    unsigned char header[HEADER_SIZE];
+    cn_idx_file *f;
+
+    *out = NULL;
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return cn_error_set(errno == ENOENT ? CN_ENOTFOUND : CN_EIO, "%s: cannot open: %s", path,
+                            strerror(errno));
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return cn_error_set(CN_EIO, "%s: not a regular file", path);
+    }
+    if ((uint64_t)st.st_size < HEADER_SIZE) {
+        close(fd);
+        return corrupt(path, "shorter than its header");
+    }
+    map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) return cn_error_set(CN_EIO, "%s: cannot map: %s", path, strerror(errno));
+    m = map;
+
+    if (memcmp(m, magic, CN_IDX_MAGIC_LEN) != 0) {
+        rc = corrupt(path, "wrong magic: not this kind of index");
+    } else if (get32(m + 12) != CONTAINER_VERSION || get32(m + 8) != version) {
+        rc = cn_error_set(CN_EUNSUPPORTED,
+                          "%s: index format %u.%u, this codenib reads %u.%u; recompile with "
+                          "`codenib compile --rebuild`",
+                          path, get32(m + 12), get32(m + 8), CONTAINER_VERSION, version);
+    } else if ((size = get64(m + 16)) != (uint64_t)st.st_size) {
+        char what[128];
+        snprintf(what, sizeof what, "truncated or padded: header says %llu bytes, file has %lld",
+                 (unsigned long long)size, (long long)st.st_size);
+        rc = corrupt(path, what);
+    } else if ((count = get32(m + 32)) > CN_IDX_MAX_SECTIONS ||
+               HEADER_SIZE + (uint64_t)count * ENTRY_SIZE > size) {
+        rc = corrupt(path, "section table out of bounds");
+    } else {
+        memcpy(header, m, HEADER_SIZE);
+        memset(header + 24, 0, 8);
+        seed = cn_hash64(header, HEADER_SIZE, 0);
+        sum = cn_hash64(m + HEADER_SIZE, (size_t)size - HEADER_SIZE, seed);
+        if (sum != get64(m + 24)) {
+            rc = corrupt(path, "checksum mismatch");
+        } else {
+            uint64_t table_end = HEADER_SIZE + (uint64_t)count * ENTRY_SIZE;
+            for (uint32_t i = 0; i < count && rc == 0; i++) {
+                const unsigned char *e = m + HEADER_SIZE + (size_t)i * ENTRY_SIZE;
+                uint64_t off = get64(e + 8), len = get64(e + 16);
+                if (off < table_end || off % 8 != 0 || off > size || len > size - off)
+                    rc = corrupt(path, "section out of bounds");
+            }
+        }
+    }
+    if (rc < 0) {
+        munmap(map, (size_t)st.st_size);
+        return rc;
+    }
+    f = calloc(1, sizeof *f);
+    if (f == NULL || (f->path = cn_strdup(path)) == NULL) {
+        free(f);
+        munmap(map, (size_t)st.st_size);
+        return cn_error_set(CN_ENOMEM, "out of memory");
+    }
+    f->map = m;
+    f->size = (size_t)st.st_size;
+    f->count = get32(m + 32);
+    f->table = m + HEADER_SIZE;
+    *out = f;
+    return 0;
+}
+
+const void *cn_idx_section(const cn_idx_file *f, uint32_t id, size_t elem, size_t *size)
+{
+    for (uint32_t i = 0; i < f->count; i++) {
+        const unsigned char *e = f->table + (size_t)i * ENTRY_SIZE;
+        if (get32(e) != id) continue;
+        if (elem > 0 && get64(e + 16) % elem != 0) {
+            corrupt(f->path, "section size is not a whole number of records");
+            if (size) *size = 0;
+            return NULL;
+        }
+        if (size) *size = (size_t)get64(e + 16);
+        return f->map + get64(e + 8);
+    }
+    if (size) *size = 0;
+    return NULL;
+}
+
+const char *cn_idx_path(const cn_idx_file *f)
+{
+    return f->path;
+}
+
+void cn_idx_close(cn_idx_file *f)
+{
+    if (f == NULL) return;
+    munmap((void *)f->map, f->size);
+    free(f->path);
+    free(f);
+}

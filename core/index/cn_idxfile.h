@@ -1,0 +1,52 @@
+/* The container every index file uses: a fixed header, a table of typed
+ * sections, and a checksum over all of it.  Writers build the file in
+ * memory and publish it with write-to-temporary + fsync + rename; readers
+ * map it read-only and validate magic, version, sizes, section bounds and
+ * the checksum before handing out any pointer, so a truncated or corrupted
+ * file is refused with a message and never read out of bounds. */
+#ifndef CN_IDXFILE_H
+#define CN_IDXFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../util/cn_util.h"
+
+#define CN_IDX_MAGIC_LEN 8
+#define CN_IDX_MAX_SECTIONS 64
+
+/* ---- writing ------------------------------------------------------------ */
+typedef struct cn_idx_writer cn_idx_writer;
+
+/* magic: exactly 8 bytes ("CNBM25\0\0"); version: the format's version. */
+int cn_idx_writer_new(const char magic[CN_IDX_MAGIC_LEN], uint32_t version, cn_idx_writer **out);
+/* Adds a section (copied).  Section ids are the format's own; each id once.
+ * Sections are 8-byte aligned in the file. */
+int cn_idx_writer_add(cn_idx_writer *w, uint32_t id, const void *data, size_t size);
+/* Adds a section whose bytes the writer takes over (malloc'd). */
+int cn_idx_writer_add_owned(cn_idx_writer *w, uint32_t id, void *data, size_t size);
+/* Writes `path` atomically (temporary file in the same directory, fsync,
+ * rename).  The writer stays usable for another path. */
+int cn_idx_writer_write(cn_idx_writer *w, const char *path);
+void cn_idx_writer_free(cn_idx_writer *w);
+
+/* ---- reading ------------------------------------------------------------ */
+typedef struct cn_idx_file cn_idx_file;
+
+/* Maps and validates `path` against the expected magic and version.
+ * Errors (CN_ENOTFOUND, CN_ECORRUPT with what is wrong, CN_EUNSUPPORTED for
+ * another format version) name the path. */
+int cn_idx_open(const char *path, const char magic[CN_IDX_MAGIC_LEN], uint32_t version,
+                cn_idx_file **out);
+/* A section's bytes (NULL and size 0 when absent).  The pointer stays valid
+ * until cn_idx_close.  `elem` > 0 additionally requires the size to be a
+ * multiple of elem (else NULL with CN_ECORRUPT set). */
+const void *cn_idx_section(const cn_idx_file *f, uint32_t id, size_t elem, size_t *size);
+const char *cn_idx_path(const cn_idx_file *f);
+void cn_idx_close(cn_idx_file *f);
+
+/* 64-bit checksum used by the container (exposed for tests and for content
+ * fingerprints). */
+uint64_t cn_hash64(const void *data, size_t len, uint64_t seed);
+
+#endif /* CN_IDXFILE_H */
