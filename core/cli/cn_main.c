@@ -11,6 +11,8 @@ static void usage(FILE *f)
           "codenib tells where in a repository a change belongs.\n"
           "\n"
           "Commands:\n"
+          "  compile  compile a repository into indexes (nodes, BM25)\n"
+          "  status   say whether a repository's index is fresh or stale, and why\n"
           "  skills   list, show and describe the installed skills\n"
           "  run      invoke one skill with JSON arguments and print its JSON result\n"
           "\n"
@@ -46,6 +48,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "skills") == 0) return cn_cmd_skills(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0) return cn_cmd_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "compile") == 0) return cn_cmd_compile(argc - 1, argv + 1);
+    if (strcmp(cmd, "status") == 0) return cn_cmd_status(argc - 1, argv + 1);
     fprintf(stderr, "codenib: '%s' is not a command.\n\n", cmd);
     usage(stderr);
     return CN_EXIT_USAGE;

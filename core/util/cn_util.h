@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include <codenib/errors.h>
 
@@ -73,5 +74,11 @@ char *cn_path_join(const char *a, const char *b);
 bool cn_str_has_suffix(const char *s, const char *suffix);
 /* Reads a whole file (NUL-terminated).  Errors name the path. */
 int cn_file_read(const char *path, size_t max_bytes, char **out, size_t *len);
+
+/* ---- processes (cn_proc.c) ---------------------------------------------- */
+/* Runs argv[0] (searched on PATH) with stdin and stderr on /dev/null and
+ * returns its standard output (NUL-terminated, malloc'd) and exit status
+ * (-1 when killed).  Output over max_bytes (0 = no limit) is an error. */
+int cn_proc_capture(char *const argv[], size_t max_bytes, char **out, size_t *len, int *status);
 
 #endif /* CN_UTIL_H */

@@ -1,0 +1,259 @@
+/* `codenib compile` and `codenib status`. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cn_cli.h"
+#include "index/cn_compile.h"
+
+static void compile_usage(FILE *f)
+{
+    fputs("usage: codenib compile REPO [--languages L,...] [--index nodes,bm25] [--exclude-dir D]...\n"
+          "                       [--no-default-excludes] [--rebuild] [--no-wait] [--jobs N]\n"
+          "                       [--cache-dir DIR] [--json] [--quiet]\n"
+          "\n"
+          "Compiles the repository REPO into indexes in a cache directory outside it\n"
+          "($CODENIB_HOME/repositories/<name>-<hash>, default ~/.codenib/...).  A rebuild\n"
+          "re-parses only the files that changed.\n"
+          "\n"
+          "  --languages L,...     only these languages (default: every language with a backend)\n"
+          "  --index I,...         indexes to build besides the nodes (default: bm25)\n"
+          "  --exclude-dir D       skip directories named D (a glob) or the repository path D\n"
+          "                        (with a '/'); repeatable; recorded in the manifest\n"
+          "  --no-default-excludes also index .git-less build outputs, node_modules, vendor, ...\n"
+          "  --rebuild             parse every file again\n"
+          "  --no-wait             fail at once when another compile of REPO is running\n"
+          "  --jobs N              parser threads (default: all cores)\n"
+          "  --cache-dir DIR       where to keep the indexes\n"
+          "  --json                print the manifest as JSON\n"
+          "  --quiet               no progress display\n",
+          f);
+}
+
+static void status_usage(FILE *f)
+{
+    fputs("usage: codenib status REPO [--cache-dir DIR] [--json]\n"
+          "\n"
+          "Says whether REPO's index is fresh or stale, and why.  Exit status 0 when fresh,\n"
+          "3 when stale or not compiled, 1 on error.\n",
+          f);
+}
+
+typedef struct progress_state {
+    bool tty;
+    double started;
+    double stage_started;
+    int last_stage;
+    double last_draw;
+} progress_state;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static const char *stage_name(cn_compile_stage s)
+{
+    switch (s) {
+    case CN_STAGE_LOCK: return "waiting for";
+    case CN_STAGE_WALK: return "listing files";
+    case CN_STAGE_PARSE: return "parsing";
+    case CN_STAGE_NODES: return "writing nodes";
+    case CN_STAGE_BM25: return "indexing (BM25)";
+    case CN_STAGE_PUBLISH: return "publishing";
+    }
+    return "";
+}
+
+static void on_progress(cn_compile_stage stage, size_t done, size_t total, const char *note, void *data)
+{
+    progress_state *ps = data;
+    double t = now();
+
+    if (stage == CN_STAGE_LOCK) {
+        fprintf(stderr, "codenib: waiting for another compile of this repository (%s)\n", note ? note : "");
+        return;
+    }
+    if ((int)stage != ps->last_stage) {
+        ps->last_stage = (int)stage;
+        ps->stage_started = t;
+        ps->last_draw = 0;
+    }
+    if (!ps->tty) return;
+    /* redraw at most 10 times a second, and always at the end of a stage */
+    if (total && done < total && t - ps->last_draw < 0.1) return;
+    ps->last_draw = t;
+    if (total) {
+        int width = 24, fill = (int)((double)done / (double)total * width);
+        double el = t - ps->stage_started, rate = el > 0 ? done / el : 0;
+        double eta = rate > 0 ? (total - done) / rate : 0;
+        fprintf(stderr, "\r\033[K%-16s [", stage_name(stage));
+        for (int i = 0; i < width; i++) fputc(i < fill ? '=' : (i == fill ? '>' : ' '), stderr);
+        fprintf(stderr, "] %zu/%zu files  %.0f files/s  ETA %.0fs", done, total, rate, eta);
+    } else {
+        fprintf(stderr, "\r\033[K%s ...", stage_name(stage));
+    }
+    fflush(stderr);
+}
+
+static json_object *int_of(json_object *o, const char *k)
+{
+    json_object *v = NULL;
+    json_object_object_get_ex(o, k, &v);
+    return v;
+}
+
+int cn_cmd_compile(int argc, char **argv)
+{
+    cn_compile_opts o;
+    cn_compile_result res;
+    progress_state ps;
+    bool json = false, quiet = false;
+    int rc;
+
+    memset(&o, 0, sizeof o);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (cn_cli_is_help(a)) {
+            compile_usage(stdout);
+            cn_compile_opts_free(&o);
+            return CN_EXIT_OK;
+        } else if (strcmp(a, "--languages") == 0 && val) {
+            cn_strv_split(&o.languages, argv[++i], ',');
+        } else if (strcmp(a, "--index") == 0 && val) {
+            cn_strv_split(&o.indexes, argv[++i], ',');
+        } else if (strcmp(a, "--exclude-dir") == 0 && val) {
+            cn_strv_push(&o.exclude_dirs, argv[++i]);
+        } else if (strcmp(a, "--cache-dir") == 0 && val) {
+            o.cache_dir = argv[++i];
+        } else if (strcmp(a, "--jobs") == 0 && val) {
+            char *end;
+            long j = strtol(argv[++i], &end, 10);
+            if (*end || j < 1 || j > 64) {
+                cn_compile_opts_free(&o);
+                return cn_cli_usage_error("compile", "--jobs takes a number from 1 to 64, not '%s'", argv[i]);
+            }
+            o.threads = (int)j;
+        } else if (strcmp(a, "--no-default-excludes") == 0) {
+            o.no_default_excludes = true;
+        } else if (strcmp(a, "--rebuild") == 0) {
+            o.rebuild = true;
+        } else if (strcmp(a, "--no-wait") == 0) {
+            o.no_wait = true;
+        } else if (strcmp(a, "--json") == 0) {
+            json = true;
+        } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+            quiet = true;
+        } else if (a[0] == '-') {
+            cn_compile_opts_free(&o);
+            return cn_cli_usage_error("compile", "unknown option '%s' (or it lacks its value)", a);
+        } else if (o.repo == NULL) {
+            o.repo = a;
+        } else {
+            cn_compile_opts_free(&o);
+            return cn_cli_usage_error("compile", "unexpected argument '%s'", a);
+        }
+    }
+    if (o.repo == NULL) {
+        cn_compile_opts_free(&o);
+        return cn_cli_usage_error("compile", "which repository? give its directory");
+    }
+    memset(&ps, 0, sizeof ps);
+    ps.tty = !quiet && !json && isatty(2);
+    ps.started = now();
+    ps.last_stage = -1;
+    o.progress = on_progress;
+    o.progress_data = &ps;
+    rc = cn_compile(&o, &res);
+    if (ps.tty) fprintf(stderr, "\r\033[K");
+    cn_compile_opts_free(&o);
+    if (rc < 0) return cn_cli_fail();
+    if (json) {
+        json_object *out = json_object_new_object();
+        json_object_object_add(out, "index_dir", json_object_new_string(res.index_dir));
+        json_object_object_add(out, "seconds", json_object_new_double(res.seconds));
+        {
+            static const char *const names[] = {"lock", "walk", "parse", "nodes", "bm25", "publish"};
+            json_object *st = json_object_new_object();
+            for (int s = 0; s <= CN_STAGE_PUBLISH; s++)
+                json_object_object_add(st, names[s], json_object_new_double(res.stage_seconds[s]));
+            json_object_object_add(out, "stage_seconds", st);
+        }
+        json_object_object_add(out, "manifest", json_object_get(res.manifest));
+        cn_cli_print_json(out, true);
+        json_object_put(out);
+    } else if (!quiet) {
+        json_object *files = int_of(res.manifest, "files"), *langs = int_of(res.manifest, "languages");
+        printf("Compiled %s in %.2f s\n", json_object_get_string(int_of(int_of(res.manifest, "repository"), "path")),
+               res.seconds);
+        printf("  files:  %zu parsed, %zu reused, %lld tests", res.parse.parsed, res.parse.reused,
+               (long long)json_object_get_int64(int_of(files, "tests")));
+        if (res.parse.binary + res.parse.undecodable + res.walk.too_large + res.parse.failed + res.parse.unreadable)
+            printf("; skipped %zu binary, %zu undecodable, %zu too large, %zu unreadable, %zu failed",
+                   res.parse.binary, res.parse.undecodable, res.walk.too_large, res.parse.unreadable,
+                   res.parse.failed);
+        printf("\n  nodes:  %u from %llu lines\n", res.n_nodes, (unsigned long long)res.parse.lines);
+        printf("  languages:");
+        json_object_object_foreach(langs, lname, linfo)
+            printf(" %s (%lld)", lname, (long long)json_object_get_int64(int_of(linfo, "files")));
+        printf("\n  index:  %s\n", res.index_dir);
+    }
+    cn_compile_result_free(&res);
+    return CN_EXIT_OK;
+}
+
+int cn_cmd_status(int argc, char **argv)
+{
+    const char *repo = NULL, *cache = NULL;
+    bool json = false;
+    cn_status st;
+
+    for (int i = 1; i < argc; i++) {
+        if (cn_cli_is_help(argv[i])) {
+            status_usage(stdout);
+            return CN_EXIT_OK;
+        } else if (strcmp(argv[i], "--cache-dir") == 0 && i + 1 < argc) {
+            cache = argv[++i];
+        } else if (strcmp(argv[i], "--json") == 0) {
+            json = true;
+        } else if (argv[i][0] == '-') {
+            return cn_cli_usage_error("status", "unknown option '%s'", argv[i]);
+        } else if (repo == NULL) {
+            repo = argv[i];
+        } else {
+            return cn_cli_usage_error("status", "unexpected argument '%s'", argv[i]);
+        }
+    }
+    if (repo == NULL) return cn_cli_usage_error("status", "which repository? give its directory");
+    if (cn_status_check(repo, cache, &st) < 0) return cn_cli_fail();
+    if (json) {
+        json_object *o = json_object_new_object(), *r = json_object_new_array();
+        for (size_t i = 0; i < st.reasons.len; i++) json_object_array_add(r, json_object_new_string(st.reasons.items[i]));
+        json_object_object_add(o, "compiled", json_object_new_boolean(st.compiled));
+        json_object_object_add(o, "fresh", json_object_new_boolean(st.fresh));
+        json_object_object_add(o, "reasons", r);
+        json_object_object_add(o, "changed", json_object_new_int64((int64_t)st.changed));
+        json_object_object_add(o, "added", json_object_new_int64((int64_t)st.added));
+        json_object_object_add(o, "removed", json_object_new_int64((int64_t)st.removed));
+        json_object_object_add(o, "manifest", json_object_get(st.manifest));
+        cn_cli_print_json(o, true);
+        json_object_put(o);
+    } else {
+        printf("%s: %s\n", repo, !st.compiled ? "not compiled" : st.fresh ? "fresh" : "stale");
+        for (size_t i = 0; i < st.reasons.len; i++) printf("  %s\n", st.reasons.items[i]);
+        if (st.compiled && st.manifest) {
+            json_object *b = int_of(st.manifest, "built_at");
+            printf("  built at %s\n", json_object_get_string(b));
+        }
+    }
+    {
+        int code = st.compiled && st.fresh ? CN_EXIT_OK : 3;
+        cn_status_free(&st);
+        return code;
+    }
+}

@@ -1,0 +1,110 @@
+/* BM25 full-text index over numbered documents: a builder that tokenizes
+ * text (cn_tokenize.h) into postings and writes one index file, and a
+ * read-only reader that maps it and answers top-k queries.
+ *
+ * Scoring is Okapi BM25 over query tokens (a token repeated in the query
+ * contributes once per occurrence):
+ *   idf(t)      = ln(1 + (N - df + 0.5) / (df + 0.5))
+ *   score(d, q) = sum over t in q of
+ *                 idf(t) * tf*(k1+1) / (tf + k1*(1 - b + b*dl/avgdl))
+ * where N is the document count, df the number of documents containing t,
+ * tf the count of t in d, dl the token count of d and avgdl the mean dl.
+ *
+ * File layout: see the comment at the top of cn_bm25_build.c. */
+#ifndef CN_BM25_H
+#define CN_BM25_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CN_BM25_MAGIC "CNBM25\0\0"
+#define CN_BM25_VERSION 1u
+
+/* Section ids and the META record size, for tools and tests that inspect
+ * or craft files (layout in cn_bm25_build.c). */
+enum {
+    CN_BM25_SEC_META = 1,
+    CN_BM25_SEC_TERM_OFFS = 2,
+    CN_BM25_SEC_TERMS = 3,
+    CN_BM25_SEC_POST_OFFS = 4,
+    CN_BM25_SEC_POSTINGS = 5,
+    CN_BM25_SEC_DOC_LEN = 6
+};
+#define CN_BM25_META_SIZE 64
+
+/* ---- building ------------------------------------------------------------ */
+typedef struct cn_bm25_builder cn_bm25_builder;
+
+/* k1 >= 0 and 0 <= b <= 1 (finite), else CN_EINVAL.  Usual: 1.2, 0.75. */
+int cn_bm25_builder_new(double k1, double b, cn_bm25_builder **out);
+/* Tokenizes text[0, len) and adds its tokens to document `doc`.  Documents
+ * come in non-decreasing order; several calls for one document accumulate
+ * (name, path, body).  A doc lower than the previous one, or UINT32_MAX, is
+ * CN_EINVAL.  After any failure the builder should only be freed. */
+int cn_bm25_add(cn_bm25_builder *bld, uint32_t doc, const char *text, size_t len);
+/* Writes the index for documents [0, n_docs) atomically to `path`.  n_docs
+ * must exceed every added doc (CN_EINVAL otherwise); documents never added
+ * have length 0.  The bytes depend only on k1, b, n_docs and the sequence
+ * of (doc, tokens) added, so an incremental build that feeds the same
+ * documents produces the same file as a full one.  The builder stays
+ * usable (writing twice gives identical files). */
+int cn_bm25_write(cn_bm25_builder *bld, uint32_t n_docs, const char *path);
+void cn_bm25_builder_free(cn_bm25_builder *bld);
+
+/* ---- reading ------------------------------------------------------------- */
+typedef struct cn_bm25 cn_bm25;
+
+/* Maps and validates `path`: the container checks (magic, version, size,
+ * checksum) and this format's own consistency (section sizes agree, offsets
+ * monotonic and in bounds, terms sorted, counts add up).  Errors:
+ * CN_ENOTFOUND, CN_EUNSUPPORTED (another format version), CN_ECORRUPT
+ * naming the path and what is wrong, CN_ENOMEM, CN_EIO. */
+int cn_bm25_open(const char *path, cn_bm25 **out);
+void cn_bm25_close(cn_bm25 *idx);
+
+uint32_t cn_bm25_doc_count(const cn_bm25 *idx);
+double cn_bm25_k1(const cn_bm25 *idx);
+double cn_bm25_b(const cn_bm25 *idx);
+double cn_bm25_avgdl(const cn_bm25 *idx);
+size_t cn_bm25_term_count(const cn_bm25 *idx);
+/* Number of documents containing the exact token `term` (already
+ * lowercased, as the tokenizer emits it); 0 when absent. */
+uint32_t cn_bm25_df(const cn_bm25 *idx, const char *term);
+/* Token count of document `doc` (0 when out of range). */
+uint32_t cn_bm25_doc_len(const cn_bm25 *idx, uint32_t doc);
+
+typedef bool (*cn_bm25_filter)(uint32_t doc, void *data);
+
+typedef struct cn_bm25_hit {
+    uint32_t doc;
+    double score;
+} cn_bm25_hit;
+
+/* Top-k documents for `query` (NUL-terminated; NULL or no known token gives
+ * 0 hits, not an error): only docs with score > 0 for which `filter`
+ * returns true (filter NULL = all), sorted by score descending, then doc
+ * ascending.  `hits` has room for k entries; *n_hits receives how many were
+ * filled.  The filter is called only for documents that would enter the
+ * current top k, from the calling thread.
+ *
+ * The reader is never modified after open, so any number of threads may
+ * search one reader at once.  This entry point allocates a per-call score
+ * array of doc_count doubles; hot loops should use a scratch instead. */
+int cn_bm25_search(const cn_bm25 *idx, const char *query, size_t k, cn_bm25_filter filter,
+                   void *fdata, cn_bm25_hit *hits, size_t *n_hits);
+
+/* Reusable per-thread working memory for searches: a score array that is
+ * kept all-zero between calls (only the documents a query touched are
+ * reset), so a search costs O(postings read), not O(doc_count).  One
+ * scratch serves any number of readers, but only one search at a time. */
+typedef struct cn_bm25_scratch cn_bm25_scratch;
+
+int cn_bm25_scratch_new(cn_bm25_scratch **out);
+void cn_bm25_scratch_free(cn_bm25_scratch *s);
+/* As cn_bm25_search, using `s` (grown as needed for idx). */
+int cn_bm25_search_scratch(const cn_bm25 *idx, cn_bm25_scratch *s, const char *query, size_t k,
+                           cn_bm25_filter filter, void *fdata, cn_bm25_hit *hits,
+                           size_t *n_hits);
+
+#endif /* CN_BM25_H */

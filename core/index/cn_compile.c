@@ -1,0 +1,739 @@
+/* The repository compiler (see cn_compile.h). */
+#include "cn_compile.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cn_bm25.h"
+#include "cn_idxfile.h"
+#include "cn_langs.h"
+#include "cn_nodes.h"
+#include "cn_records.h"
+
+#include <codenib/version.h>
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void progress(const cn_compile_opts *o, cn_compile_stage stage, size_t done, size_t total,
+                     const char *note)
+{
+    if (o->progress) o->progress(stage, done, total, note, o->progress_data);
+}
+
+/* Charges the time since the last mark to `stage`. */
+static void mark(cn_compile_result *res, double *last, cn_compile_stage stage)
+{
+    double t = now_seconds();
+    res->stage_seconds[stage] += t - *last;
+    *last = t;
+}
+
+static int mkdirs(const char *path)
+{
+    char buf[PATH_MAX];
+    size_t n = strlen(path);
+    if (n >= sizeof buf) return cn_error_set(CN_EINVAL, "path too long: %s", path);
+    memcpy(buf, path, n + 1);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            return cn_error_set(CN_EIO, "cannot create %s: %s", buf, strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+        return cn_error_set(CN_EIO, "cannot create %s: %s", buf, strerror(errno));
+    return 0;
+}
+
+int cn_cache_dir_for(const char *repo, char **out)
+{
+    char *real = realpath(repo, NULL);
+    const char *home = getenv("CODENIB_HOME"), *base;
+    cn_buf b = CN_BUF_INIT;
+
+    *out = NULL;
+    if (real == NULL) return cn_error_set(CN_ENOTFOUND, "repository %s: %s", repo, strerror(errno));
+    base = strrchr(real, '/');
+    base = base && base[1] ? base + 1 : "root";
+    if (home && *home) {
+        cn_buf_printf(&b, "%s/repositories/%s-%016llx", home, base,
+                      (unsigned long long)cn_hash64(real, strlen(real), 0));
+    } else {
+        const char *h = getenv("HOME");
+        if (h == NULL || *h == '\0') {
+            free(real);
+            return cn_error_set(CN_EINVAL, "neither CODENIB_HOME nor HOME is set: pass --cache-dir");
+        }
+        cn_buf_printf(&b, "%s/.codenib/repositories/%s-%016llx", h, base,
+                      (unsigned long long)cn_hash64(real, strlen(real), 0));
+    }
+    free(real);
+    *out = cn_buf_steal(&b);
+    return *out ? 0 : cn_error_set(CN_ENOMEM, "out of memory");
+}
+
+int cn_cache_current(const char *cache_dir, char **index_dir)
+{
+    char link[PATH_MAX], *cur = cn_path_join(cache_dir, "current");
+    ssize_t n;
+
+    *index_dir = NULL;
+    if (cur == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
+    n = readlink(cur, link, sizeof link - 1);
+    free(cur);
+    if (n <= 0) return cn_error_set(CN_ENOTFOUND, "nothing compiled in %s yet", cache_dir);
+    link[n] = '\0';
+    if (strchr(link, '/') != NULL)
+        return cn_error_set(CN_ECORRUPT, "%s/current points outside the cache (%s)", cache_dir, link);
+    *index_dir = cn_path_join(cache_dir, link);
+    return *index_dir ? 0 : cn_error_set(CN_ENOMEM, "out of memory");
+}
+
+/* ---- lock --------------------------------------------------------------- */
+
+static int lock_acquire(const cn_compile_opts *o, const char *cache_dir, int *fd_out)
+{
+    char *path = cn_path_join(cache_dir, "lock");
+    int fd;
+
+    *fd_out = -1;
+    if (path == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
+    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        int rc = cn_error_set(CN_EIO, "%s: cannot open: %s", path, strerror(errno));
+        free(path);
+        return rc;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        char who[256] = "";
+        ssize_t k = pread(fd, who, sizeof who - 1, 0);
+        who[k > 0 ? k : 0] = '\0';
+        if (who[0] && who[strlen(who) - 1] == '\n') who[strlen(who) - 1] = '\0';
+        if (o->no_wait) {
+            int rc = cn_error_set(CN_ELOCKED, "another compile of this repository is running (%s); "
+                                              "try again when it ends", who[0] ? who : "lock held");
+            close(fd);
+            free(path);
+            return rc;
+        }
+        progress(o, CN_STAGE_LOCK, 0, 0, who[0] ? who : "another compile");
+        while (flock(fd, LOCK_EX) != 0) {
+            if (errno != EINTR) {
+                int rc = cn_error_set(CN_EIO, "%s: cannot lock: %s", path, strerror(errno));
+                close(fd);
+                free(path);
+                return rc;
+            }
+        }
+    }
+    {
+        char who[128];
+        int n = snprintf(who, sizeof who, "pid %ld since %ld\n", (long)getpid(), (long)time(NULL));
+        if (ftruncate(fd, 0) == 0 && pwrite(fd, who, (size_t)n, 0) < 0) {
+            /* the lock holds even if the note cannot be written */
+        }
+    }
+    free(path);
+    *fd_out = fd;
+    return 0;
+}
+
+static void lock_release(int fd)
+{
+    if (fd < 0) return;
+    if (ftruncate(fd, 0) != 0) {
+        /* nothing to do: the next holder rewrites it */
+    }
+    flock(fd, LOCK_UN);
+    close(fd);
+}
+
+/* ---- cache directory housekeeping --------------------------------------- */
+
+static int remove_tree(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *de;
+    if (d == NULL) return unlink(path) == 0 || errno == ENOENT ? 0 : -1;
+    while ((de = readdir(d)) != NULL) {
+        char *child;
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
+        child = cn_path_join(path, de->d_name);
+        if (child == NULL) break;
+        if (de->d_type == DT_DIR) remove_tree(child);
+        else unlink(child);
+        free(child);
+    }
+    closedir(d);
+    return rmdir(path);
+}
+
+/* Under the lock, anything named gen-* that is not `keep` is garbage: an
+ * interrupted build or a superseded generation. */
+static void collect_garbage(const char *cache_dir, const char *keep)
+{
+    DIR *d = opendir(cache_dir);
+    struct dirent *de;
+    if (d == NULL) return;
+    while ((de = readdir(d)) != NULL) {
+        char *p;
+        if (strncmp(de->d_name, "gen-", 4) != 0) continue;
+        if (keep && strcmp(de->d_name, keep) == 0) continue;
+        p = cn_path_join(cache_dir, de->d_name);
+        if (p) remove_tree(p);
+        free(p);
+    }
+    closedir(d);
+}
+
+static int fsync_path(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    fsync(fd);
+    close(fd);
+    return 0;
+}
+
+/* Publishes `tmp_dir` as generation `gen` and points `current` at it. */
+static int publish(const char *cache_dir, const char *tmp_dir, const char *gen)
+{
+    char *final = cn_path_join(cache_dir, gen), *link_tmp = cn_path_join(cache_dir, "current.tmp"),
+         *link = cn_path_join(cache_dir, "current");
+    int rc = 0;
+
+    if (final == NULL || link_tmp == NULL || link == NULL) {
+        rc = cn_error_set(CN_ENOMEM, "out of memory");
+    } else {
+        fsync_path(tmp_dir);
+        if (rename(tmp_dir, final) != 0) {
+            rc = cn_error_set(CN_EIO, "cannot publish %s: %s", final, strerror(errno));
+        } else {
+            unlink(link_tmp);
+            if (symlink(gen, link_tmp) != 0 || rename(link_tmp, link) != 0)
+                rc = cn_error_set(CN_EIO, "cannot switch %s to %s: %s", link, gen, strerror(errno));
+            fsync_path(cache_dir);
+        }
+    }
+    free(final);
+    free(link_tmp);
+    free(link);
+    return rc;
+}
+
+/* ---- repository identity ------------------------------------------------ */
+
+static void git_identity(const char *repo, json_object *o)
+{
+    char *head_argv[] = {"git", "-C", (char *)repo, "rev-parse", "--verify", "-q", "HEAD", NULL};
+    char *dirty_argv[] = {"git", "-C", (char *)repo, "status", "--porcelain", "--untracked-files=no", NULL};
+    char *out = NULL;
+    int status = -1;
+
+    if (cn_proc_capture(head_argv, 4096, &out, NULL, &status) == 0 && status == 0 && out[0]) {
+        out[strcspn(out, "\n")] = '\0';
+        json_object_object_add(o, "git_head", json_object_new_string(out));
+        free(out);
+        out = NULL;
+        if (cn_proc_capture(dirty_argv, 0, &out, NULL, &status) == 0 && status == 0)
+            json_object_object_add(o, "dirty", json_object_new_boolean(out[0] != '\0'));
+        else
+            json_object_object_add(o, "dirty", NULL);
+    } else {
+        json_object_object_add(o, "git_head", NULL);
+        json_object_object_add(o, "dirty", NULL);
+    }
+    free(out);
+    cn_error_clear();
+}
+
+static char *hex64(uint64_t v)
+{
+    cn_buf b = CN_BUF_INIT;
+    cn_buf_printf(&b, "%016llx", (unsigned long long)v);
+    return cn_buf_steal(&b);
+}
+
+static json_object *strv_json(const cn_strv *v)
+{
+    json_object *a = json_object_new_array();
+    for (size_t i = 0; i < v->len; i++) json_object_array_add(a, json_object_new_string(v->items[i]));
+    return a;
+}
+
+/* What decides which files are indexed: part of the manifest, so a
+ * different selection makes the index stale. */
+static uint64_t selection_digest(const cn_compile_opts *o)
+{
+    cn_buf b = CN_BUF_INIT;
+    uint64_t h;
+    cn_buf_printf(&b, "default_excludes=%d;", !o->no_default_excludes);
+    for (size_t i = 0; i < o->exclude_dirs.len; i++) cn_buf_printf(&b, "x=%s;", o->exclude_dirs.items[i]);
+    for (size_t i = 0; i < o->languages.len; i++) cn_buf_printf(&b, "l=%s;", o->languages.items[i]);
+    h = cn_hash64(b.data ? b.data : "", b.len, 1);
+    cn_buf_free(&b);
+    return h;
+}
+
+uint64_t cn_source_fingerprint(const cn_file_rec *recs, size_t n);
+uint64_t cn_source_fingerprint(const cn_file_rec *recs, size_t n)
+{
+    uint64_t h = 0x636f64656e6962ull;
+    for (size_t i = 0; i < n; i++) {
+        if (recs[i].status != CN_REC_PARSED) continue;
+        h = cn_hash64(recs[i].path, strlen(recs[i].path), h);
+        h = cn_hash64(&recs[i].hash, sizeof recs[i].hash, h);
+    }
+    return h;
+}
+
+static char *iso_now(void)
+{
+    char buf[64];
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return cn_strdup(buf);
+}
+
+static long long file_size(const char *dir, const char *name)
+{
+    char *p = cn_path_join(dir, name);
+    struct stat st;
+    long long n = p && stat(p, &st) == 0 ? (long long)st.st_size : -1;
+    free(p);
+    return n;
+}
+
+/* ---- BM25 documents ----------------------------------------------------- */
+
+/* Each node's document is its qualified name, its path and the lines it
+ * owns: its own lines minus those of its children, so every line of a file
+ * counts once (a class document holds its header and attributes, each
+ * method its body; the file node the lines no definition covers). */
+static int add_file_docs(cn_bm25_builder *bld, const char *root, const cn_file_rec *r,
+                         uint32_t base)
+{
+    char *abs = cn_path_join(root, r->path), *src = NULL;
+    size_t len = 0, n = r->n_nodes + 1;
+    int32_t *owner = NULL;
+    size_t *line_start = NULL;
+    cn_buf *docs = NULL;
+    int rc;
+
+    if (abs == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
+    rc = cn_file_read(abs, 0, &src, &len);
+    free(abs);
+    if (rc < 0) return rc;
+    if (cn_hash64(src, len, 0) != r->hash) {
+        free(src);
+        return cn_error_set(CN_EIO, "%s changed while it was being compiled; run the compile again",
+                            r->path);
+    }
+    owner = calloc((size_t)r->n_lines + 2, sizeof *owner);
+    line_start = calloc((size_t)r->n_lines + 2, sizeof *line_start);
+    docs = calloc(n, sizeof *docs);
+    if (owner == NULL || line_start == NULL || docs == NULL) {
+        rc = cn_error_set(CN_ENOMEM, "out of memory indexing %s", r->path);
+        goto out;
+    }
+    {
+        uint32_t line = 1;
+        line_start[1] = 0;
+        for (size_t i = 0; i < len && line <= r->n_lines; i++)
+            if (src[i] == '\n' && line < r->n_lines) line_start[++line] = i + 1;
+        line_start[r->n_lines + 1] = len;
+    }
+    /* parents come before children, so children overwrite */
+    for (size_t k = 0; k < r->n_nodes; k++) {
+        const cn_rec_node *x = &r->nodes[k];
+        uint32_t end = x->end_line < r->n_lines ? x->end_line : r->n_lines;
+        for (uint32_t l = x->start_line; l <= end; l++) owner[l] = (int32_t)(k + 1);
+    }
+    cn_buf_printf(&docs[0], "%s\n", r->path);
+    for (size_t k = 0; k < r->n_nodes; k++)
+        cn_buf_printf(&docs[k + 1], "%s %s\n", cn_rec_str(r, r->nodes[k].qualname), r->path);
+    for (uint32_t l = 1; l <= r->n_lines; l++) {
+        size_t a = line_start[l], b = line_start[l + 1];
+        cn_buf_append(&docs[owner[l]], src + a, b - a);
+    }
+    rc = 0;
+    for (size_t k = 0; k < n && rc == 0; k++) {
+        if (docs[k].oom) rc = cn_error_set(CN_ENOMEM, "out of memory indexing %s", r->path);
+        else rc = cn_bm25_add(bld, base + (uint32_t)k, docs[k].data ? docs[k].data : "", docs[k].len);
+    }
+out:
+    if (docs)
+        for (size_t k = 0; k < n; k++) cn_buf_free(&docs[k]);
+    free(docs);
+    free(owner);
+    free(line_start);
+    free(src);
+    return rc;
+}
+
+static int build_bm25(const cn_compile_opts *o, const char *root, const cn_file_rec *recs, size_t n,
+                      uint32_t n_nodes, const char *path)
+{
+    cn_bm25_builder *bld = NULL;
+    uint32_t base = 0;
+    size_t done = 0, total = 0;
+    int rc = cn_bm25_builder_new(CN_BM25_DEFAULT_K1, CN_BM25_DEFAULT_B, &bld);
+
+    for (size_t i = 0; i < n; i++) total += recs[i].status == CN_REC_PARSED;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (recs[i].status != CN_REC_PARSED) continue;
+        rc = add_file_docs(bld, root, &recs[i], base);
+        base += (uint32_t)(recs[i].n_nodes + 1);
+        progress(o, CN_STAGE_BM25, ++done, total, NULL);
+    }
+    if (rc == 0) rc = cn_bm25_write(bld, n_nodes, path);
+    cn_bm25_builder_free(bld);
+    return rc;
+}
+
+/* ---- incremental lookup ------------------------------------------------- */
+
+static const cn_file_rec *lookup_previous(const char *path, uint64_t hash, const char *lang_version,
+                                          void *data)
+{
+    return cn_records_find(data, path, hash, lang_version);
+}
+
+static void parse_progress(size_t done, size_t total, void *data)
+{
+    progress(data, CN_STAGE_PARSE, done, total, NULL);
+}
+
+/* ---- manifest ----------------------------------------------------------- */
+
+static json_object *index_entry(const char *type, const char *file, const char *builder, int version,
+                                json_object *languages, const char *dir, const char *built_at)
+{
+    json_object *e = json_object_new_object();
+    json_object_object_add(e, "type", json_object_new_string(type));
+    json_object_object_add(e, "path", json_object_new_string(file));
+    json_object_object_add(e, "builder", json_object_new_string(builder));
+    json_object_object_add(e, "version", json_object_new_int(version));
+    json_object_object_add(e, "languages", languages);
+    json_object_object_add(e, "bytes", json_object_new_int64(file_size(dir, file)));
+    json_object_object_add(e, "built_at", json_object_new_string(built_at));
+    json_object_object_add(e, "status", json_object_new_string("ok"));
+    return e;
+}
+
+static json_object *build_manifest(const cn_compile_opts *o, const char *root, const char *dir,
+                                   const cn_langs *langs, const cn_walk_file *files, size_t n,
+                                   const cn_file_rec *recs, const cn_walk_stats *ws,
+                                   const cn_parse_stats *ps, uint32_t n_nodes, bool with_bm25,
+                                   const char *built_at)
+{
+    json_object *m = json_object_new_object(), *repo = json_object_new_object();
+    json_object *sel = json_object_new_object(), *fs = json_object_new_object();
+    json_object *lang_obj = json_object_new_object(), *idx = json_object_new_object();
+    json_object *builder = json_object_new_object(), *lang_list = json_object_new_array();
+    const char *base = strrchr(root, '/');
+    char *fp = hex64(cn_source_fingerprint(recs, n)), *sd = hex64(selection_digest(o));
+    size_t tests = 0;
+
+    json_object_object_add(m, "schema_version", json_object_new_int(CN_MANIFEST_SCHEMA));
+    json_object_object_add(repo, "path", json_object_new_string(root));
+    json_object_object_add(repo, "name", json_object_new_string(base && base[1] ? base + 1 : root));
+    git_identity(root, repo);
+    json_object_object_add(m, "repository", repo);
+    json_object_object_add(m, "source_fingerprint", json_object_new_string(fp));
+    json_object_object_add(sel, "digest", json_object_new_string(sd));
+    json_object_object_add(sel, "default_excludes", json_object_new_boolean(!o->no_default_excludes));
+    json_object_object_add(sel, "exclude_dirs", strv_json(&o->exclude_dirs));
+    json_object_object_add(sel, "languages", strv_json(&o->languages));
+    json_object_object_add(sel, "used_git", json_object_new_boolean(ws->used_git));
+    json_object_object_add(m, "selection", sel);
+    json_object_object_add(builder, "name", json_object_new_string("codenib"));
+    json_object_object_add(builder, "version", json_object_new_string(CN_VERSION_STRING));
+    json_object_object_add(m, "builder", builder);
+    json_object_object_add(m, "built_at", json_object_new_string(built_at));
+
+    for (size_t i = 0; i < n; i++) tests += recs[i].status == CN_REC_PARSED && recs[i].is_test;
+    json_object_object_add(fs, "listed", json_object_new_int64((int64_t)ws->listed));
+    json_object_object_add(fs, "selected", json_object_new_int64((int64_t)ws->selected));
+    json_object_object_add(fs, "excluded", json_object_new_int64((int64_t)ws->excluded));
+    json_object_object_add(fs, "no_language", json_object_new_int64((int64_t)ws->no_language));
+    json_object_object_add(fs, "too_large", json_object_new_int64((int64_t)ws->too_large));
+    json_object_object_add(fs, "parsed", json_object_new_int64((int64_t)ps->parsed));
+    json_object_object_add(fs, "reused", json_object_new_int64((int64_t)ps->reused));
+    json_object_object_add(fs, "binary", json_object_new_int64((int64_t)ps->binary));
+    json_object_object_add(fs, "undecodable", json_object_new_int64((int64_t)ps->undecodable));
+    json_object_object_add(fs, "unreadable", json_object_new_int64((int64_t)ps->unreadable));
+    json_object_object_add(fs, "failed", json_object_new_int64((int64_t)ps->failed));
+    json_object_object_add(fs, "tests", json_object_new_int64((int64_t)tests));
+    json_object_object_add(fs, "lines", json_object_new_int64((int64_t)ps->lines));
+    json_object_object_add(fs, "bytes", json_object_new_int64((int64_t)ps->bytes));
+    json_object_object_add(m, "files", fs);
+
+    for (size_t i = 0; i < langs->len; i++) {
+        const cn_lang_entry *e = &langs->items[i];
+        size_t count = 0;
+        json_object *l;
+        for (size_t k = 0; k < n; k++) count += files[k].lang == e && recs[k].status == CN_REC_PARSED;
+        if (count == 0) continue;
+        l = json_object_new_object();
+        json_object_object_add(l, "files", json_object_new_int64((int64_t)count));
+        json_object_object_add(l, "backend", json_object_new_string(e->plugin_id));
+        json_object_object_add(l, "version", json_object_new_string(e->desc ? e->desc->version : "?"));
+        json_object_object_add(lang_obj, e->language, l);
+        json_object_array_add(lang_list, json_object_new_string(e->language));
+    }
+    json_object_object_add(m, "languages", lang_obj);
+
+    {
+        json_object *e = index_entry("nodes", CN_NODES_FILE, "codenib-nodes", 1, json_object_get(lang_list),
+                                     dir, built_at);
+        json_object_object_add(e, "count", json_object_new_int64(n_nodes));
+        json_object_object_add(idx, "nodes", e);
+    }
+    if (with_bm25) {
+        json_object *e = index_entry("bm25", CN_BM25_INDEX_FILE, "codenib-bm25", (int)CN_BM25_VERSION,
+                                     json_object_get(lang_list), dir, built_at);
+        json_object_object_add(e, "count", json_object_new_int64(n_nodes));
+        json_object_object_add(e, "k1", json_object_new_double(CN_BM25_DEFAULT_K1));
+        json_object_object_add(e, "b", json_object_new_double(CN_BM25_DEFAULT_B));
+        json_object_object_add(idx, "bm25", e);
+    }
+    json_object_put(lang_list);
+    json_object_object_add(m, "indexes", idx);
+    free(fp);
+    free(sd);
+    return m;
+}
+
+static int write_json(const char *dir, const char *name, json_object *o)
+{
+    char *path = cn_path_join(dir, name);
+    cn_buf tmp = CN_BUF_INIT;
+    const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                             JSON_C_TO_STRING_NOSLASHESCAPE);
+    FILE *f;
+    int rc = 0;
+
+    if (path == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
+    cn_buf_printf(&tmp, "%s.tmp", path);
+    f = fopen(tmp.data, "w");
+    if (f == NULL) {
+        rc = cn_error_set(CN_EIO, "%s: cannot create: %s", tmp.data, strerror(errno));
+    } else {
+        if (fputs(text, f) < 0 || fputc('\n', f) < 0 || fflush(f) != 0 || fsync(fileno(f)) != 0)
+            rc = cn_error_set(CN_EIO, "%s: write failed: %s", tmp.data, strerror(errno));
+        if (fclose(f) != 0 && rc == 0) rc = cn_error_set(CN_EIO, "%s: close failed", tmp.data);
+        if (rc == 0 && rename(tmp.data, path) != 0)
+            rc = cn_error_set(CN_EIO, "%s: cannot rename: %s", path, strerror(errno));
+    }
+    cn_buf_free(&tmp);
+    free(path);
+    return rc;
+}
+
+/* ---- the compile -------------------------------------------------------- */
+
+static bool wants(const cn_compile_opts *o, const char *index)
+{
+    return o->indexes.len == 0 || cn_strv_contains(&o->indexes, index);
+}
+
+int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
+{
+    double t0 = now_seconds(), tm = t0;
+    char *root = NULL, *cache = NULL, *tmp_dir = NULL, *prev_dir = NULL, *built_at = NULL;
+    char gen[64];
+    cn_langs langs = {0};
+    cn_walk_file *files = NULL;
+    size_t n = 0;
+    cn_file_rec *recs = NULL;
+    cn_records *prev = NULL;
+    int lock_fd = -1, rc;
+
+    memset(res, 0, sizeof *res);
+    for (size_t i = 0; i < o->indexes.len; i++) {
+        const char *x = o->indexes.items[i];
+        if (strcmp(x, "bm25") != 0 && strcmp(x, "nodes") != 0)
+            return cn_error_set(CN_EINVAL, "unknown index '%s' (this codenib builds: nodes, bm25)", x);
+    }
+    root = realpath(o->repo, NULL);
+    if (root == NULL) return cn_error_set(CN_ENOTFOUND, "repository %s: %s", o->repo, strerror(errno));
+    {
+        struct stat st;
+        if (stat(root, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            rc = cn_error_set(CN_ENOTFOUND, "repository %s is not a directory", o->repo);
+            goto out;
+        }
+    }
+    if (o->cache_dir) cache = cn_strdup(o->cache_dir);
+    else if ((rc = cn_cache_dir_for(root, &cache)) < 0) goto out;
+    if (cache == NULL) {
+        rc = cn_error_set(CN_ENOMEM, "out of memory");
+        goto out;
+    }
+    {
+        size_t rl = strlen(root);
+        char *cache_real;
+        if ((rc = mkdirs(cache)) < 0) goto out;
+        cache_real = realpath(cache, NULL);
+        /* "nothing is written into the repository" */
+        if (cache_real && strncmp(cache_real, root, rl) == 0 && (cache_real[rl] == '/' || cache_real[rl] == '\0')) {
+            free(cache_real);
+            rc = cn_error_set(CN_EINVAL, "the cache directory %s is inside the repository; choose "
+                                         "another --cache-dir", cache);
+            goto out;
+        }
+        free(cache_real);
+    }
+    if ((rc = lock_acquire(o, cache, &lock_fd)) < 0) goto out;
+    mark(res, &tm, CN_STAGE_LOCK);
+
+    if ((rc = cn_langs_discover(&langs)) < 0) goto out;
+    if (langs.len == 0) {
+        rc = cn_error_set(CN_ENOTFOUND, "no language backends found (see `codenib skills list "
+                                        "--verbose` for the plugin search path; build them with "
+                                        "scripts/fetch-grammars.sh and configure)");
+        goto out;
+    }
+    for (size_t i = 0; i < o->languages.len; i++)
+        if (cn_langs_find(&langs, o->languages.items[i]) == NULL) {
+            rc = cn_error_set(CN_ENOTFOUND, "no backend for language '%s'", o->languages.items[i]);
+            goto out;
+        }
+
+    progress(o, CN_STAGE_WALK, 0, 0, NULL);
+    {
+        cn_walk_opts wo = {&langs, &o->exclude_dirs, &o->languages, o->no_default_excludes, false, 0};
+        if ((rc = cn_walk(root, &wo, &files, &n, &res->walk)) < 0) goto out;
+    }
+    mark(res, &tm, CN_STAGE_WALK);
+    recs = calloc(n ? n : 1, sizeof *recs);
+    if (recs == NULL) {
+        rc = cn_error_set(CN_ENOMEM, "out of memory");
+        goto out;
+    }
+    if (!o->rebuild && cn_cache_current(cache, &prev_dir) == 0) {
+        char *p = cn_path_join(prev_dir, CN_RECORDS_FILE);
+        /* A previous build that cannot be read is not an error: parse all. */
+        if (p == NULL || cn_records_open(p, &langs, &prev) < 0) prev = NULL;
+        free(p);
+        cn_error_clear();
+    }
+    {
+        cn_parse_opts po;
+        memset(&po, 0, sizeof po);
+        po.root = root;
+        po.langs = &langs;
+        po.threads = o->threads;
+        if (o->progress) {
+            po.progress = parse_progress;
+            po.progress_data = (void *)o;
+        }
+        if (prev) {
+            po.lookup = lookup_previous;
+            po.lookup_data = prev;
+        }
+        progress(o, CN_STAGE_PARSE, 0, n, NULL);
+        if ((rc = cn_parse_files(&po, files, n, recs, &res->parse)) < 0) goto out;
+        progress(o, CN_STAGE_PARSE, n, n, NULL);
+    }
+    mark(res, &tm, CN_STAGE_PARSE);
+
+    snprintf(gen, sizeof gen, "gen-%ld-%ld", (long)time(NULL), (long)getpid());
+    {
+        cn_buf b = CN_BUF_INIT;
+        cn_buf_printf(&b, "%s/%s.tmp", cache, gen);
+        tmp_dir = cn_buf_steal(&b);
+    }
+    collect_garbage(cache, prev_dir ? strrchr(prev_dir, '/') + 1 : NULL);
+    if (tmp_dir == NULL || mkdir(tmp_dir, 0755) != 0) {
+        rc = cn_error_set(CN_EIO, "cannot create %s: %s", tmp_dir ? tmp_dir : "a build directory",
+                          strerror(errno));
+        goto out;
+    }
+    built_at = iso_now();
+    progress(o, CN_STAGE_NODES, 0, 0, NULL);
+    {
+        char *p = cn_path_join(tmp_dir, CN_NODES_FILE);
+        rc = p ? cn_nodes_write(recs, n, p, &res->n_nodes) : cn_error_set(CN_ENOMEM, "out of memory");
+        free(p);
+        if (rc < 0) goto out;
+        p = cn_path_join(tmp_dir, CN_RECORDS_FILE);
+        rc = p ? cn_records_write(recs, n, &langs, p) : cn_error_set(CN_ENOMEM, "out of memory");
+        free(p);
+        if (rc < 0) goto out;
+    }
+    mark(res, &tm, CN_STAGE_NODES);
+    if (wants(o, "bm25")) {
+        char *p = cn_path_join(tmp_dir, CN_BM25_INDEX_FILE);
+        rc = p ? build_bm25(o, root, recs, n, res->n_nodes, p) : cn_error_set(CN_ENOMEM, "out of memory");
+        free(p);
+        if (rc < 0) goto out;
+    }
+    mark(res, &tm, CN_STAGE_BM25);
+    res->manifest = build_manifest(o, root, tmp_dir, &langs, files, n, recs, &res->walk, &res->parse,
+                                   res->n_nodes, wants(o, "bm25"), built_at);
+    if ((rc = write_json(tmp_dir, CN_MANIFEST_FILE, res->manifest)) < 0) goto out;
+
+    progress(o, CN_STAGE_PUBLISH, 0, 0, NULL);
+    if ((rc = publish(cache, tmp_dir, gen)) < 0) goto out;
+    collect_garbage(cache, gen);
+    mark(res, &tm, CN_STAGE_PUBLISH);
+    res->cache_dir = cache;
+    cache = NULL;
+    res->index_dir = cn_path_join(res->cache_dir, gen);
+    res->seconds = now_seconds() - t0;
+    rc = 0;
+out:
+    if (rc < 0 && tmp_dir) remove_tree(tmp_dir);
+    lock_release(lock_fd);
+    if (recs)
+        for (size_t i = 0; i < n; i++) cn_file_rec_clear(&recs[i]);
+    free(recs);
+    cn_records_close(prev);
+    cn_walk_free(files, n);
+    cn_langs_free(&langs);
+    free(root);
+    free(cache);
+    free(tmp_dir);
+    free(prev_dir);
+    free(built_at);
+    if (rc < 0) {
+        json_object_put(res->manifest);
+        res->manifest = NULL;
+    }
+    return rc;
+}
+
+void cn_compile_result_free(cn_compile_result *r)
+{
+    free(r->cache_dir);
+    free(r->index_dir);
+    json_object_put(r->manifest);
+    memset(r, 0, sizeof *r);
+}
+
+void cn_compile_opts_free(cn_compile_opts *o)
+{
+    cn_strv_free(&o->languages);
+    cn_strv_free(&o->exclude_dirs);
+    cn_strv_free(&o->indexes);
+}

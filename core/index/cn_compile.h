@@ -1,0 +1,85 @@
+/* `codenib compile`: a repository -> indexes in a cache directory outside
+ * it.  Builds a new generation beside the previous one and switches to it
+ * with a rename, under a lock, so a crash at any moment leaves the previous
+ * index serving and two compiles never interleave. */
+#ifndef CN_COMPILE_H
+#define CN_COMPILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "../util/cn_util.h"
+#include "cn_parse.h"
+#include "cn_walk.h"
+
+#define CN_MANIFEST_FILE "repo_manifest.json"
+#define CN_MANIFEST_SCHEMA 1
+#define CN_BM25_INDEX_FILE "bm25.bin"
+#define CN_RECORDS_FILE "records.bin"
+#define CN_BM25_DEFAULT_K1 1.2
+#define CN_BM25_DEFAULT_B 0.75
+
+typedef enum cn_compile_stage {
+    CN_STAGE_LOCK = 0,    /* waiting for another compile of the repository */
+    CN_STAGE_WALK,
+    CN_STAGE_PARSE,       /* done/total files */
+    CN_STAGE_NODES,
+    CN_STAGE_BM25,        /* done/total files */
+    CN_STAGE_PUBLISH
+} cn_compile_stage;
+
+typedef void (*cn_compile_progress_fn)(cn_compile_stage stage, size_t done, size_t total,
+                                       const char *note, void *data);
+
+typedef struct cn_compile_opts {
+    const char *repo;              /* the repository directory */
+    const char *cache_dir;         /* NULL: cn_cache_dir_for(repo) */
+    cn_strv languages;             /* empty: every language with a backend */
+    cn_strv exclude_dirs;
+    cn_strv indexes;               /* empty: bm25 (nodes always) */
+    bool no_default_excludes;
+    bool rebuild;                  /* ignore the previous build's records */
+    bool no_wait;                  /* fail at once when another compile holds the lock */
+    int threads;                   /* <= 0: all cores */
+    cn_compile_progress_fn progress;
+    void *progress_data;
+} cn_compile_opts;
+
+typedef struct cn_compile_result {
+    char *cache_dir;
+    char *index_dir;               /* the published generation */
+    json_object *manifest;         /* as written */
+    cn_walk_stats walk;
+    cn_parse_stats parse;
+    uint32_t n_nodes;
+    double seconds;
+    double stage_seconds[CN_STAGE_PUBLISH + 1];  /* wall time per stage */
+} cn_compile_result;
+
+int cn_compile(const cn_compile_opts *opts, cn_compile_result *result);
+void cn_compile_result_free(cn_compile_result *result);
+void cn_compile_opts_free(cn_compile_opts *opts);   /* the string lists */
+
+/* $CODENIB_HOME/repositories/<name>-<hash of the absolute path>, with
+ * CODENIB_HOME defaulting to ~/.codenib. */
+int cn_cache_dir_for(const char *repo, char **out);
+/* The directory of the current generation in a cache directory
+ * (CN_ENOTFOUND when nothing was compiled there yet). */
+int cn_cache_current(const char *cache_dir, char **index_dir);
+
+/* ---- status (cn_status.c) ----------------------------------------------- */
+typedef struct cn_status {
+    bool compiled;
+    bool fresh;
+    json_object *manifest;         /* NULL when not compiled */
+    cn_strv reasons;               /* why stale, one sentence each */
+    size_t changed, added, removed;
+} cn_status;
+
+/* Compares the repository as it is now with its compiled manifest. */
+int cn_status_check(const char *repo, const char *cache_dir, cn_status *out);
+void cn_status_free(cn_status *st);
+
+#endif /* CN_COMPILE_H */

@@ -1,0 +1,63 @@
+/* What parsing one file yields, in the compiler's own form: the nodes and
+ * references a language backend emitted, with their strings in one pool.
+ * Records of unchanged files are reused by incremental builds. */
+#ifndef CN_FILEREC_H
+#define CN_FILEREC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../util/cn_util.h"
+
+typedef struct cn_rec_node {
+    uint8_t kind;            /* cn_node_kind */
+    uint32_t flags;
+    uint32_t start_line;     /* 1-based inclusive */
+    uint32_t end_line;
+    int32_t parent;          /* index in this file's nodes, -1 = the file */
+    uint32_t name;           /* offsets into the record's pool */
+    uint32_t qualname;
+} cn_rec_node;
+
+typedef struct cn_rec_ref {
+    uint8_t kind;            /* cn_ref_kind */
+    int32_t from;            /* index in this file's nodes, -1 = the file */
+    uint32_t line;           /* 1-based */
+    uint32_t column;
+    uint32_t name;           /* pool offsets; target UINT32_MAX when absent */
+    uint32_t target;
+} cn_rec_ref;
+
+typedef enum cn_rec_status {
+    CN_REC_PARSED = 0,
+    CN_REC_BINARY,           /* a NUL byte: not text */
+    CN_REC_UNDECODABLE,      /* not valid UTF-8 */
+    CN_REC_UNREADABLE,       /* vanished or unreadable since the listing */
+    CN_REC_FAILED            /* the backend reported an error */
+} cn_rec_status;
+
+typedef struct cn_file_rec {
+    char *path;
+    const char *language;    /* borrowed from the language table */
+    bool is_test;
+    cn_rec_status status;
+    char *error;             /* for CN_REC_FAILED / UNREADABLE */
+    uint64_t hash;           /* of the content */
+    uint64_t size;
+    uint32_t n_lines;
+    cn_rec_node *nodes;
+    size_t n_nodes, cap_nodes;
+    cn_rec_ref *refs;
+    size_t n_refs, cap_refs;
+    cn_buf pool;             /* NUL-separated strings */
+    bool reused;             /* taken from the previous build, not parsed */
+} cn_file_rec;
+
+static inline const char *cn_rec_str(const cn_file_rec *r, uint32_t off)
+{
+    return off == UINT32_MAX ? NULL : r->pool.data + off;
+}
+
+void cn_file_rec_clear(cn_file_rec *r);   /* frees contents, keeps nothing */
+
+#endif /* CN_FILEREC_H */

@@ -1,0 +1,265 @@
+/* Parse records store (see cn_records.h).
+ *
+ * Sections of "CNRECS\0\0" version 1 (all little-endian u32/u64):
+ *   1 FILES   per file 64 bytes: path, language, version (STRTAB offsets),
+ *             n_lines, hash(u64), size(u64), first node, node count,
+ *             first ref, ref count, pool offset, pool length, flags, 0, 0
+ *   2 NODES   per node 28 bytes: kind, flags, start, end, parent, name, qualname
+ *   3 REFS    per ref 24 bytes: kind, from, line, column, name, target
+ *   4 POOLS   the files' string pools, concatenated
+ *   5 STRTAB  NUL-terminated strings
+ * Files are sorted by path (the walk's order). */
+#include "cn_records.h"
+
+#include <stdlib.h>
+#include <sys/types.h>
+#include <string.h>
+
+#include "cn_idxfile.h"
+
+#define RECS_MAGIC "CNRECS\0\0"
+#define RECS_VERSION 1
+
+enum { S_FILES = 1, S_NODES = 2, S_REFS = 3, S_POOLS = 4, S_STRTAB = 5 };
+
+typedef struct file_disk {
+    uint32_t path, language, version, n_lines;
+    uint64_t hash, size;
+    uint32_t node0, n_nodes, ref0, n_refs, pool_off, pool_len, flags, pad0, pad1, pad2;
+} file_disk;
+
+typedef struct node_disk {
+    uint32_t kind, flags, start, end;
+    int32_t parent;
+    uint32_t name, qualname;
+} node_disk;
+
+typedef struct ref_disk {
+    uint32_t kind;
+    int32_t from;
+    uint32_t line, column, name, target;
+} ref_disk;
+
+struct cn_records {
+    cn_file_rec *recs;
+    char **versions;
+    size_t n;
+};
+
+static const char *version_of(const cn_langs *langs, const char *language)
+{
+    const cn_lang_entry *e = cn_langs_find(langs, language);
+    return e && e->desc && e->desc->version ? e->desc->version : "";
+}
+
+static uint32_t st_add(cn_buf *b, const char *s)
+{
+    uint32_t off = (uint32_t)b->len;
+    cn_buf_append(b, s, strlen(s) + 1);
+    return off;
+}
+
+int cn_records_write(const cn_file_rec *recs, size_t n, const cn_langs *langs, const char *path)
+{
+    cn_buf files = CN_BUF_INIT, nodes = CN_BUF_INIT, refs = CN_BUF_INIT, pools = CN_BUF_INIT,
+           st = CN_BUF_INIT;
+    cn_idx_writer *w = NULL;
+    uint32_t node0 = 0, ref0 = 0;
+    int rc;
+
+    st_add(&st, "");
+    for (size_t i = 0; i < n; i++) {
+        const cn_file_rec *r = &recs[i];
+        file_disk f;
+        if (r->status != CN_REC_PARSED) continue;
+        memset(&f, 0, sizeof f);
+        f.path = st_add(&st, r->path);
+        f.language = st_add(&st, r->language);
+        f.version = st_add(&st, version_of(langs, r->language));
+        f.n_lines = r->n_lines;
+        f.hash = r->hash;
+        f.size = r->size;
+        f.node0 = node0;
+        f.n_nodes = (uint32_t)r->n_nodes;
+        f.ref0 = ref0;
+        f.n_refs = (uint32_t)r->n_refs;
+        f.pool_off = (uint32_t)pools.len;
+        f.pool_len = (uint32_t)r->pool.len;
+        f.flags = r->is_test ? 1u : 0u;
+        cn_buf_append(&files, (const char *)&f, sizeof f);
+        for (size_t k = 0; k < r->n_nodes; k++) {
+            const cn_rec_node *x = &r->nodes[k];
+            node_disk d = {x->kind, x->flags, x->start_line, x->end_line, x->parent, x->name, x->qualname};
+            cn_buf_append(&nodes, (const char *)&d, sizeof d);
+        }
+        for (size_t k = 0; k < r->n_refs; k++) {
+            const cn_rec_ref *x = &r->refs[k];
+            ref_disk d = {x->kind, x->from, x->line, x->column, x->name, x->target};
+            cn_buf_append(&refs, (const char *)&d, sizeof d);
+        }
+        if (r->pool.len) cn_buf_append(&pools, r->pool.data, r->pool.len);
+        node0 += (uint32_t)r->n_nodes;
+        ref0 += (uint32_t)r->n_refs;
+    }
+    if (files.oom || nodes.oom || refs.oom || pools.oom || st.oom) {
+        rc = cn_error_set(CN_ENOMEM, "out of memory writing %s", path);
+        goto out;
+    }
+    if ((rc = cn_idx_writer_new(RECS_MAGIC, RECS_VERSION, &w)) < 0) goto out;
+    if ((rc = cn_idx_writer_add(w, S_FILES, files.data, files.len)) < 0 ||
+        (rc = cn_idx_writer_add(w, S_NODES, nodes.data, nodes.len)) < 0 ||
+        (rc = cn_idx_writer_add(w, S_REFS, refs.data, refs.len)) < 0 ||
+        (rc = cn_idx_writer_add(w, S_POOLS, pools.data, pools.len)) < 0 ||
+        (rc = cn_idx_writer_add(w, S_STRTAB, st.data, st.len)) < 0)
+        goto out;
+    rc = cn_idx_writer_write(w, path);
+out:
+    cn_idx_writer_free(w);
+    cn_buf_free(&files);
+    cn_buf_free(&nodes);
+    cn_buf_free(&refs);
+    cn_buf_free(&pools);
+    cn_buf_free(&st);
+    return rc;
+}
+
+static int bad(const char *path, const char *what)
+{
+    return cn_error_set(CN_ECORRUPT, "%s: corrupt parse records (%s)", path, what);
+}
+
+int cn_records_open(const char *path, const cn_langs *langs, cn_records **out)
+{
+    cn_idx_file *f = NULL;
+    const file_disk *files;
+    const node_disk *nodes;
+    const ref_disk *refs;
+    const char *pools, *st;
+    size_t fsz, nsz, rsz, psz, ssz, n;
+    cn_records *r = NULL;
+    int rc;
+
+    *out = NULL;
+    if ((rc = cn_idx_open(path, RECS_MAGIC, RECS_VERSION, &f)) < 0) return rc;
+    files = cn_idx_section(f, S_FILES, sizeof *files, &fsz);
+    nodes = cn_idx_section(f, S_NODES, sizeof *nodes, &nsz);
+    refs = cn_idx_section(f, S_REFS, sizeof *refs, &rsz);
+    pools = cn_idx_section(f, S_POOLS, 0, &psz);
+    st = cn_idx_section(f, S_STRTAB, 0, &ssz);
+    if ((fsz && !files) || st == NULL || ssz == 0 || st[ssz - 1] != '\0') {
+        rc = bad(path, "missing sections");
+        goto fail;
+    }
+    n = fsz / sizeof *files;
+    r = calloc(1, sizeof *r);
+    if (r == NULL || (r->recs = calloc(n ? n : 1, sizeof *r->recs)) == NULL ||
+        (r->versions = calloc(n ? n : 1, sizeof *r->versions)) == NULL) {
+        rc = cn_error_set(CN_ENOMEM, "out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const file_disk *d = &files[i];
+        cn_file_rec *x = &r->recs[i];
+        const cn_lang_entry *e;
+        if (d->path >= ssz || d->language >= ssz || d->version >= ssz ||
+            (uint64_t)d->node0 + d->n_nodes > nsz / sizeof *nodes ||
+            (uint64_t)d->ref0 + d->n_refs > rsz / sizeof *refs || (uint64_t)d->pool_off + d->pool_len > psz ||
+            (d->pool_len && pools[d->pool_off + d->pool_len - 1] != '\0')) {
+            rc = bad(path, "file record out of bounds");
+            goto fail;
+        }
+        r->n = i + 1;
+        e = cn_langs_find(langs, st + d->language);
+        x->path = cn_strdup(st + d->path);
+        x->language = e ? e->language : NULL;
+        x->status = e ? CN_REC_PARSED : CN_REC_FAILED;  /* no backend now: never reused */
+        x->is_test = d->flags & 1u;
+        x->hash = d->hash;
+        x->size = d->size;
+        x->n_lines = d->n_lines;
+        r->versions[i] = cn_strdup(st + d->version);
+        x->nodes = malloc((d->n_nodes ? d->n_nodes : 1) * sizeof *x->nodes);
+        x->refs = malloc((d->n_refs ? d->n_refs : 1) * sizeof *x->refs);
+        if (x->path == NULL || r->versions[i] == NULL || x->nodes == NULL || x->refs == NULL ||
+            (d->pool_len && cn_buf_append(&x->pool, pools + d->pool_off, d->pool_len) < 0)) {
+            rc = cn_error_set(CN_ENOMEM, "out of memory");
+            goto fail;
+        }
+        x->n_nodes = x->cap_nodes = d->n_nodes;
+        x->n_refs = x->cap_refs = d->n_refs;
+        for (uint32_t k = 0; k < d->n_nodes; k++) {
+            const node_disk *y = &nodes[d->node0 + k];
+            if (y->name >= d->pool_len || y->qualname >= d->pool_len ||
+                (y->parent != -1 && (y->parent < 0 || (uint32_t)y->parent >= k))) {
+                rc = bad(path, "node out of bounds");
+                goto fail;
+            }
+            x->nodes[k] = (cn_rec_node){(uint8_t)y->kind, y->flags, y->start, y->end, y->parent, y->name,
+                                        y->qualname};
+        }
+        for (uint32_t k = 0; k < d->n_refs; k++) {
+            const ref_disk *y = &refs[d->ref0 + k];
+            if (y->name >= d->pool_len || (y->target != UINT32_MAX && y->target >= d->pool_len) ||
+                (y->from != -1 && (y->from < 0 || (uint32_t)y->from >= d->n_nodes))) {
+                rc = bad(path, "reference out of bounds");
+                goto fail;
+            }
+            x->refs[k] = (cn_rec_ref){(uint8_t)y->kind, y->from, y->line, y->column, y->name, y->target};
+        }
+    }
+    cn_idx_close(f);
+    *out = r;
+    return 0;
+fail:
+    cn_idx_close(f);
+    cn_records_close(r);
+    return rc;
+}
+
+static ssize_t find_path(const cn_records *r, const char *path)
+{
+    size_t lo = 0, hi = r->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(r->recs[mid].path, path);
+        if (c == 0) return (ssize_t)mid;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return -1;
+}
+
+const cn_file_rec *cn_records_find(const cn_records *r, const char *path, uint64_t hash,
+                                   const char *lang_version)
+{
+    ssize_t i = find_path(r, path);
+    const cn_file_rec *x;
+    if (i < 0) return NULL;
+    x = &r->recs[i];
+    if (x->status == CN_REC_PARSED && x->hash == hash && lang_version &&
+        strcmp(r->versions[i], lang_version) == 0)
+        return x;
+    return NULL;
+}
+
+bool cn_records_has(const cn_records *r, const char *path)
+{
+    return find_path(r, path) >= 0;
+}
+
+size_t cn_records_count(const cn_records *r)
+{
+    return r->n;
+}
+
+void cn_records_close(cn_records *r)
+{
+    if (r == NULL) return;
+    for (size_t i = 0; i < r->n; i++) {
+        cn_file_rec_clear(&r->recs[i]);
+        free(r->versions[i]);
+    }
+    free(r->recs);
+    free(r->versions);
+    free(r);
+}

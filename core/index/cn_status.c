@@ -1,0 +1,155 @@
+/* Freshness of a compiled repository: the files as they are now against
+ * the records of the current generation, plus what decided the selection
+ * and which backends built it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cn_compile.h"
+#include "cn_idxfile.h"
+#include "cn_records.h"
+
+static int reason(cn_status *st, const char *fmt, ...) CN_PRINTF(2, 3);
+static int reason(cn_status *st, const char *fmt, ...)
+{
+    cn_buf b = CN_BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    cn_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    st->fresh = false;
+    return cn_strv_push_owned(&st->reasons, cn_buf_steal(&b));
+}
+
+int cn_status_check(const char *repo, const char *cache_dir, cn_status *st)
+{
+    char *cache = NULL, *dir = NULL, *root = NULL, *mpath = NULL, *rpath = NULL;
+    json_object *m = NULL, *sel = NULL, *v;
+    cn_langs langs = {0};
+    cn_records *recs = NULL;
+    cn_walk_file *files = NULL;
+    cn_walk_stats ws;
+    cn_strv excl = CN_STRV_INIT, sel_langs = CN_STRV_INIT;
+    size_t n = 0, matched = 0;
+    bool default_excludes = true;
+    int rc;
+
+    memset(st, 0, sizeof *st);
+    root = realpath(repo, NULL);
+    if (root == NULL) return cn_error_set(CN_ENOTFOUND, "repository %s does not exist", repo);
+    if (cache_dir) cache = cn_strdup(cache_dir);
+    else if ((rc = cn_cache_dir_for(root, &cache)) < 0) goto out;
+    if (cn_cache_current(cache, &dir) < 0) {
+        cn_error_clear();
+        st->compiled = false;
+        rc = reason(st, "not compiled yet (no index in %s); run `codenib compile %s`", cache, repo);
+        goto out;
+    }
+    st->compiled = true;
+    st->fresh = true;
+    mpath = cn_path_join(dir, CN_MANIFEST_FILE);
+    m = json_object_from_file(mpath);
+    if (m == NULL) {
+        rc = reason(st, "the manifest %s cannot be read; recompile", mpath);
+        goto out;
+    }
+    st->manifest = json_object_get(m);
+    if (json_object_object_get_ex(m, "selection", &sel)) {
+        if (json_object_object_get_ex(sel, "exclude_dirs", &v))
+            for (size_t i = 0; i < json_object_array_length(v); i++)
+                cn_strv_push(&excl, json_object_get_string(json_object_array_get_idx(v, i)));
+        if (json_object_object_get_ex(sel, "languages", &v))
+            for (size_t i = 0; i < json_object_array_length(v); i++)
+                cn_strv_push(&sel_langs, json_object_get_string(json_object_array_get_idx(v, i)));
+        if (json_object_object_get_ex(sel, "default_excludes", &v)) default_excludes = json_object_get_boolean(v);
+    }
+    if ((rc = cn_langs_discover(&langs)) < 0) goto out;
+    /* backends whose version changed make their files stale */
+    {
+        json_object *ls = NULL;
+        if (json_object_object_get_ex(m, "languages", &ls)) {
+            json_object_object_foreach(ls, lname, linfo) {
+                cn_lang_entry *e = (cn_lang_entry *)cn_langs_find(&langs, lname);
+                const cn_lang_descriptor *d = NULL;
+                json_object *ver = NULL;
+                json_object_object_get_ex(linfo, "version", &ver);
+                if (e == NULL || cn_langs_open(e, &d) < 0) {
+                    cn_error_clear();
+                    reason(st, "the %s backend that built the index is no longer available", lname);
+                } else if (ver && strcmp(json_object_get_string(ver), d->version) != 0) {
+                    reason(st, "the %s backend changed (%s, was %s)", lname, d->version,
+                           json_object_get_string(ver));
+                }
+            }
+        }
+    }
+    rpath = cn_path_join(dir, CN_RECORDS_FILE);
+    if (cn_records_open(rpath, &langs, &recs) < 0) {
+        cn_error_clear();
+        rc = reason(st, "the parse records of the index cannot be read; recompile");
+        goto out;
+    }
+    {
+        cn_walk_opts wo = {&langs, &excl, &sel_langs, !default_excludes, false, 0};
+        if ((rc = cn_walk(root, &wo, &files, &n, &ws)) < 0) goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char *abs = cn_path_join(root, files[i].path), *src = NULL;
+        size_t len = 0;
+        const cn_file_rec *r;
+        if (abs == NULL || cn_file_read(abs, 0, &src, &len) < 0) {
+            free(abs);
+            cn_error_clear();
+            continue;
+        }
+        free(abs);
+        r = cn_records_find(recs, files[i].path, cn_hash64(src, len, 0),
+                            files[i].lang && files[i].lang->desc ? files[i].lang->desc->version : NULL);
+        if (r != NULL) matched++;
+        else if (cn_records_has(recs, files[i].path)) st->changed++;
+        else if (memchr(src, '\0', len) == NULL) st->added++;  /* binary files are never indexed */
+        free(src);
+    }
+    if (matched + st->changed < cn_records_count(recs))
+        st->removed = cn_records_count(recs) - matched - st->changed;
+    if (st->changed) reason(st, "%zu file(s) changed since the index was built", st->changed);
+    if (st->added) reason(st, "%zu file(s) added since the index was built", st->added);
+    if (st->removed) reason(st, "%zu file(s) removed since the index was built", st->removed);
+    {
+        json_object *repo_o = NULL, *head = NULL;
+        if (json_object_object_get_ex(m, "repository", &repo_o) && json_object_object_get_ex(repo_o, "git_head", &head) &&
+            head != NULL) {
+            char *argv[] = {"git", "-C", root, "rev-parse", "--verify", "-q", "HEAD", NULL};
+            char *out = NULL;
+            int status = -1;
+            if (cn_proc_capture(argv, 4096, &out, NULL, &status) == 0 && status == 0) {
+                out[strcspn(out, "\n")] = '\0';
+                if (strcmp(out, json_object_get_string(head)) != 0)
+                    reason(st, "git HEAD moved from %.12s to %.12s", json_object_get_string(head), out);
+            }
+            free(out);
+            cn_error_clear();
+        }
+    }
+    rc = 0;
+out:
+    cn_walk_free(files, n);
+    cn_records_close(recs);
+    cn_langs_free(&langs);
+    cn_strv_free(&excl);
+    cn_strv_free(&sel_langs);
+    json_object_put(m);
+    free(root);
+    free(cache);
+    free(dir);
+    free(mpath);
+    free(rpath);
+    return rc;
+}
+
+void cn_status_free(cn_status *st)
+{
+    json_object_put(st->manifest);
+    cn_strv_free(&st->reasons);
+    memset(st, 0, sizeof *st);
+}

@@ -1,0 +1,289 @@
+/* Repository listing (see cn_walk.h). */
+#include "cn_walk.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *const cn_walk_default_excludes[] = {
+    ".git", ".hg", ".svn", "node_modules", "__pycache__", ".tox", ".nox", ".venv", "venv",
+    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs", "*.egg-info", "site-packages",
+    "build", "_build", "dist", "target", "vendor", "third_party", ".idea", ".vscode", NULL,
+};
+
+typedef struct walk {
+    const char *root;
+    const cn_walk_opts *opts;
+    cn_walk_stats *stats;
+    cn_walk_file *files;
+    size_t n, cap;
+} walk;
+
+static bool name_excluded(const walk *w, const char *name, const char *relpath)
+{
+    if (!w->opts->no_default_excludes)
+        for (size_t i = 0; cn_walk_default_excludes[i]; i++)
+            if (fnmatch(cn_walk_default_excludes[i], name, 0) == 0) return true;
+    if (w->opts->exclude_dirs) {
+        /* "docs" or "*.egg-info": any directory of that name; "src/gen":
+         * that path from the repository root. */
+        for (size_t i = 0; i < w->opts->exclude_dirs->len; i++) {
+            const char *x = w->opts->exclude_dirs->items[i];
+            size_t xl = strlen(x);
+            while (xl > 1 && x[xl - 1] == '/') xl--;
+            if (memchr(x, '/', xl) == NULL) {
+                char pat[256];
+                if (xl >= sizeof pat) continue;
+                memcpy(pat, x, xl);
+                pat[xl] = '\0';
+                if (fnmatch(pat, name, 0) == 0) return true;
+            } else if (strncmp(relpath, x, xl) == 0 && (relpath[xl] == '\0' || relpath[xl] == '/')) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* Whether any directory on the path is excluded. */
+static bool path_excluded(const walk *w, const char *path)
+{
+    char buf[4096];
+    size_t n = strlen(path);
+    if (n >= sizeof buf) return false;
+    memcpy(buf, path, n + 1);
+    for (char *p = buf; (p = strchr(p, '/')) != NULL; p++) {
+        char *start;
+        *p = '\0';
+        start = strrchr(buf, '/');
+        if (name_excluded(w, start ? start + 1 : buf, buf)) return true;
+        *p = '/';
+    }
+    return false;
+}
+
+bool cn_walk_is_test_path(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    for (const char *p = path; p < base;) {
+        const char *e = strchr(p, '/');
+        size_t n = (size_t)(e - p);
+        if ((n == 4 && strncmp(p, "test", 4) == 0) || (n == 5 && strncmp(p, "tests", 5) == 0) ||
+            (n == 7 && strncmp(p, "testing", 7) == 0) || (n == 9 && strncmp(p, "__tests__", 9) == 0))
+            return true;
+        p = e + 1;
+    }
+    return fnmatch("test_*.py", base, 0) == 0 || fnmatch("*_test.py", base, 0) == 0 ||
+           strcmp(base, "conftest.py") == 0 || fnmatch("*_test.go", base, 0) == 0 ||
+           fnmatch("*.test.[jt]s", base, 0) == 0 || fnmatch("*.spec.[jt]s", base, 0) == 0 ||
+           fnmatch("*.test.[jt]sx", base, 0) == 0 || fnmatch("*.spec.[jt]sx", base, 0) == 0 ||
+           fnmatch("Test*.java", base, 0) == 0 || fnmatch("*Test.java", base, 0) == 0 ||
+           fnmatch("test_*.c", base, 0) == 0 || fnmatch("*_test.c", base, 0) == 0 ||
+           fnmatch("*_test.rs", base, 0) == 0;
+}
+
+static bool language_selected(const walk *w, const cn_lang_entry *lang)
+{
+    const cn_strv *sel = w->opts->languages;
+    return sel == NULL || sel->len == 0 || cn_strv_contains(sel, lang->language);
+}
+
+/* Language of a file without a known extension: its "#!" line. */
+static const cn_lang_entry *sniff(const walk *w, const char *abs)
+{
+    char head[256];
+    ssize_t k;
+    int fd = open(abs, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return NULL;
+    k = read(fd, head, sizeof head);
+    close(fd);
+    if (k < 3) return NULL;
+    {
+        char *nl = memchr(head, '\n', (size_t)k);
+        return cn_langs_by_shebang(w->opts->langs, head, nl ? (size_t)(nl - head) : (size_t)k);
+    }
+}
+
+static int consider(walk *w, const char *rel)
+{
+    char *abs;
+    struct stat st;
+    const cn_lang_entry *lang;
+    const char *base = strrchr(rel, '/');
+    uint64_t max = w->opts->max_file_bytes ? w->opts->max_file_bytes : CN_WALK_DEFAULT_MAX;
+
+    w->stats->listed++;
+    if (path_excluded(w, rel)) {
+        w->stats->excluded++;
+        return 0;
+    }
+    abs = cn_path_join(w->root, rel);
+    if (abs == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
+    if (lstat(abs, &st) != 0 || !S_ISREG(st.st_mode)) {
+        w->stats->not_regular++;
+        free(abs);
+        return 0;
+    }
+    lang = cn_langs_by_path(w->opts->langs, rel);
+    base = base ? base + 1 : rel;
+    if (lang == NULL && strchr(base, '.') == NULL) lang = sniff(w, abs);
+    free(abs);
+    if (lang == NULL || !language_selected(w, lang)) {
+        w->stats->no_language++;
+        return 0;
+    }
+    if ((uint64_t)st.st_size > max) {
+        w->stats->too_large++;
+        return 0;
+    }
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 256;
+        cn_walk_file *p = realloc(w->files, cap * sizeof *p);
+        if (p == NULL) return cn_error_set(CN_ENOMEM, "out of memory listing files");
+        w->files = p;
+        w->cap = cap;
+    }
+    w->files[w->n].path = cn_strdup(rel);
+    if (w->files[w->n].path == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
+    w->files[w->n].lang = lang;
+    w->files[w->n].size = (uint64_t)st.st_size;
+    w->files[w->n].is_test = cn_walk_is_test_path(rel);
+    w->n++;
+    w->stats->selected++;
+    return 0;
+}
+
+/* `git ls-files` in root; 1 when root is not a git checkout (or no git). */
+static int walk_git(walk *w)
+{
+    char *argv[] = {"git", "-C", (char *)w->root, "-c", "core.quotepath=off", "ls-files", "-z",
+                    "--cached", "--others", "--exclude-standard", NULL};
+    char *out = NULL;
+    size_t len = 0;
+    int status = -1, rc;
+
+    if (cn_proc_capture(argv, 0, &out, &len, &status) < 0) {
+        if (cn_error_last()->code == CN_ENOMEM) return CN_ENOMEM;
+        cn_error_clear();
+        return 1;
+    }
+    if (status != 0) {
+        free(out);
+        return 1;
+    }
+    w->stats->used_git = true;
+    rc = 0;
+    for (size_t i = 0; i < len && rc == 0;) {
+        const char *p = out + i;
+        size_t n = strnlen(p, len - i);
+        if (n > 0) rc = consider(w, p);
+        i += n + 1;
+    }
+    free(out);
+    return rc;
+}
+
+static int walk_dir(walk *w, const char *rel, int depth)
+{
+    char *abs = rel[0] ? cn_path_join(w->root, rel) : cn_strdup(w->root);
+    DIR *d;
+    struct dirent *de;
+    int rc = 0;
+
+    if (abs == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
+    if (depth > 64) {
+        free(abs);
+        return 0;  /* deeper than any real tree: a loop we cannot see */
+    }
+    d = opendir(abs);
+    free(abs);
+    if (d == NULL) return rel[0] ? 0 : cn_error_set(CN_EIO, "%s: cannot read: %s", w->root, strerror(errno));
+    while (rc == 0 && (de = readdir(d)) != NULL) {
+        char *child;
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
+        child = rel[0] ? cn_path_join(rel, de->d_name) : cn_strdup(de->d_name);
+        if (child == NULL) {
+            rc = cn_error_set(CN_ENOMEM, "out of memory");
+            break;
+        }
+        if (de->d_type == DT_DIR) {
+            if (name_excluded(w, de->d_name, child)) w->stats->excluded++;
+            else rc = walk_dir(w, child, depth + 1);
+        } else if (de->d_type == DT_REG || de->d_type == DT_UNKNOWN) {
+            struct stat st;
+            char *a = cn_path_join(w->root, child);
+            if (a && de->d_type == DT_UNKNOWN && lstat(a, &st) == 0 && S_ISDIR(st.st_mode)) {
+                if (name_excluded(w, de->d_name, child)) w->stats->excluded++;
+                else rc = walk_dir(w, child, depth + 1);
+            } else {
+                rc = consider(w, child);
+            }
+            free(a);
+        } else {
+            w->stats->listed++;
+            w->stats->not_regular++;  /* symlinks are not followed */
+        }
+        free(child);
+    }
+    closedir(d);
+    return rc;
+}
+
+static int file_cmp(const void *a, const void *b)
+{
+    return strcmp(((const cn_walk_file *)a)->path, ((const cn_walk_file *)b)->path);
+}
+
+int cn_walk(const char *root, const cn_walk_opts *opts, cn_walk_file **files, size_t *n,
+            cn_walk_stats *stats)
+{
+    walk w;
+    struct stat st;
+    int rc = 1;
+
+    *files = NULL;
+    *n = 0;
+    memset(stats, 0, sizeof *stats);
+    if (stat(root, &st) != 0 || !S_ISDIR(st.st_mode))
+        return cn_error_set(CN_ENOTFOUND, "%s is not a directory", root);
+    memset(&w, 0, sizeof w);
+    w.root = root;
+    w.opts = opts;
+    w.stats = stats;
+    if (!opts->no_git) {
+        char *dotgit = cn_path_join(root, ".git");
+        if (dotgit && stat(dotgit, &st) == 0) rc = walk_git(&w);
+        free(dotgit);
+    }
+    if (rc == 1) {
+        /* not a git checkout (or git unusable): start over with a plain walk */
+        cn_walk_free(w.files, w.n);
+        memset(&w, 0, sizeof w);
+        w.root = root;
+        w.opts = opts;
+        w.stats = stats;
+        memset(stats, 0, sizeof *stats);
+        rc = walk_dir(&w, "", 0);
+    }
+    if (rc < 0) {
+        cn_walk_free(w.files, w.n);
+        return rc;
+    }
+    if (w.n > 1) qsort(w.files, w.n, sizeof *w.files, file_cmp);
+    *files = w.files;
+    *n = w.n;
+    return 0;
+}
+
+void cn_walk_free(cn_walk_file *files, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(files[i].path);
+    free(files);
+}
