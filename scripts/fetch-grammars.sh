@@ -24,7 +24,7 @@ grep -v '^[[:space:]]*#' "$here/grammars.txt" | while read -r lang pkg version i
   [ -n "${lang:-}" ] || continue
   dest="$dir/$pkg-$version"
   want=$(hex_of_integrity "$integrity")
-  if [ -f "$dest/.verified" ] && [ "$(cat "$dest/.verified")" = "$want" ] && [ -f "$dest/src/parser.c" ]; then
+  if [ -f "$dest/.verified" ] && [ "$(cat "$dest/.verified")" = "$want" ] && [ -f "$dest/package.json" ]; then
     echo "fetch-grammars: $pkg $version already present"
     continue
   fi

@@ -7,7 +7,7 @@
 
 static void run_usage(FILE *f)
 {
-    fputs("usage: codenib run ID [--args JSON] [--params JSON] [--repo DIR] [--pretty]\n"
+    fputs("usage: codenib run ID [--args JSON] [--params JSON] [--repo DIR [--cache-dir D]] [--pretty]\n"
           "\n"
           "Invokes skill ID once and prints its JSON result.\n"
           "\n"
@@ -16,7 +16,9 @@ static void run_usage(FILE *f)
           "                 '-' reads them from standard input\n"
           "  --params JSON  caller parameters applied before the arguments (overrides the\n"
           "                 skill's config.yaml defaults)\n"
-          "  --repo DIR     the repository the skill works on\n"
+          "  --repo DIR     the repository the skill works on (its compiled index, when\n"
+          "                 there is one, comes with it)\n"
+          "  --cache-dir D  take the index from D (as given to `codenib compile`)\n"
           "  --pretty       indent the JSON result\n"
           "  -h, --help     this text\n"
           "\n"
@@ -43,7 +45,7 @@ static char *read_stdin(void)
 
 int cn_cmd_run(int argc, char **argv)
 {
-    const char *id = NULL, *args = NULL, *params = NULL, *repo = NULL;
+    const char *id = NULL, *args = NULL, *params = NULL, *repo = NULL, *cache = NULL;
     char *stdin_args = NULL, *result = NULL;
     bool pretty = false;
     cn_registry *reg = NULL;
@@ -60,6 +62,8 @@ int cn_cmd_run(int argc, char **argv)
             params = argv[++i];
         } else if (strcmp(a, "--repo") == 0 && i + 1 < argc) {
             repo = argv[++i];
+        } else if (strcmp(a, "--cache-dir") == 0 && i + 1 < argc) {
+            cache = argv[++i];
         } else if (strcmp(a, "--pretty") == 0) {
             pretty = true;
         } else if (a[0] == '-' && a[1] != '\0') {
@@ -79,7 +83,12 @@ int cn_cmd_run(int argc, char **argv)
         free(stdin_args);
         return cn_cli_fail();
     }
-    rc = repo ? cn_registry_set_repo(reg, repo) : 0;
+    if (cache != NULL && repo == NULL) {
+        cn_registry_free(reg);
+        free(stdin_args);
+        return cn_cli_usage_error("run", "--cache-dir needs --repo");
+    }
+    rc = repo ? cn_registry_set_repo_cache(reg, repo, cache) : 0;
     if (rc == 0) rc = cn_registry_run(reg, id, args ? args : "{}", params, &result);
     if (rc == 0 && pretty) {
         json_object *o = json_tokener_parse(result);

@@ -6,6 +6,8 @@
 
 #include "cn_registry.h"
 
+#include "../index/cn_index.h"
+
 CN_API const char *cn_version(void)
 {
     return CN_VERSION_STRING;
@@ -55,6 +57,11 @@ CN_API int cn_registry_register(cn_registry *reg, const char *metadata_json, con
 
 CN_API int cn_registry_set_repo(cn_registry *reg, const char *repo_root)
 {
+    return cn_registry_set_repo_cache(reg, repo_root, NULL);
+}
+
+int cn_registry_set_repo_cache(cn_registry *reg, const char *repo_root, const char *cache_dir)
+{
     char *real = NULL;
     struct stat st;
 
@@ -67,6 +74,16 @@ CN_API int cn_registry_set_repo(cn_registry *reg, const char *repo_root)
     }
     free(reg->repo_root);
     reg->repo_root = real;
+    cn_index_close(reg->index);
+    reg->index = NULL;
+    /* A repository that was compiled brings its index; one that was not
+     * leaves the index out, and skills that need it say so when run.  An
+     * index that exists but cannot be read is an error here. */
+    if (real != NULL && cn_index_open_repo(real, cache_dir, &reg->index) < 0) {
+        reg->index = NULL;
+        if (cn_error_last()->code != CN_ENOTFOUND) return cn_error_last()->code;
+        cn_error_clear();
+    }
     for (int k = CN_SKILL_RETRIEVAL; k <= CN_SKILL_CUSTOM; k++) {
         if (!reg->has_context[k]) {
             memset(&reg->contexts[k], 0, sizeof reg->contexts[k]);
@@ -75,6 +92,7 @@ CN_API int cn_registry_set_repo(cn_registry *reg, const char *repo_root)
             reg->has_context[k] = true;
         }
         reg->contexts[k].repo_root = real;
+        reg->contexts[k].index = reg->index;
     }
     /* Executors were created with the old context: recreate on next use. */
     for (size_t i = 0; i < reg->n_entries; i++) {

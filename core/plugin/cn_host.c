@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../index/cn_index.h"
 #include "../util/cn_util.h"
 
 static void *host_alloc(size_t n)
@@ -137,6 +138,6 @@ void cn_host_init(cn_host *host, cn_host_data *data)
     host->skill_defaults = host_skill_defaults;
     host->context_require = host_context_require;
     host->files = cn_host_files_services();
-    host->index = NULL;  /* filled once compiled indexes exist */
+    host->index = cn_host_index_services();
     host->model = NULL;  /* filled once model clients exist */
 }

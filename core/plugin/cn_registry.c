@@ -2,6 +2,8 @@
  * contexts. */
 #include "cn_registry.h"
 
+#include "../index/cn_index.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +59,7 @@ CN_API void cn_registry_free(cn_registry *reg)
     cn_strv_free(&reg->exclude);
     cn_strv_free(&reg->tool_names);
     free(reg->repo_root);
+    cn_index_close(reg->index);
     free(reg);
 }
 

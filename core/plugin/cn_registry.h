@@ -56,6 +56,7 @@ struct cn_registry {
     cn_skill_context contexts[CN_SKILL_CUSTOM + 1];
     bool has_context[CN_SKILL_CUSTOM + 1];
     char *repo_root;          /* canonical */
+    struct cn_index *index;   /* the repository's compiled index, if any */
 };
 
 /* ---- discovery (cn_discover.c) ------------------------------------------ */
@@ -85,6 +86,9 @@ int cn_registry_set_tool_names(cn_registry *reg, const char *const *names, size_
  * (on failure too) calls free_data(data). */
 int cn_registry_add_inprocess(cn_registry *reg, cn_skill_meta *meta, cn_skill_fn fn, void *data,
                               void (*free_data)(void *));
+/* cn_registry_set_repo with the index taken from `cache_dir` (NULL: the
+ * repository's default cache). */
+int cn_registry_set_repo_cache(cn_registry *reg, const char *repo_root, const char *cache_dir);
 /* Sets the typed context of one kind (copied; pointers borrowed). */
 int cn_registry_set_context(cn_registry *reg, const cn_skill_context *ctx);
 

@@ -29,6 +29,12 @@
 
 #define LANG_C_VERSION "0.1.0+tree-sitter-c-0.23.6"
 #define MAX_DEPTH 1000
+/* libtree-sitter 0.20.7 stores a node's child count in 16 bits: at the end
+ * of a file with tens of thousands of unclosed brackets or #ifs, the ERROR
+ * node that wraps the parse stack overflows it and the library crashes.
+ * Brackets and #if blocks nested deeper than this are blanked out (bytes
+ * replaced by spaces, so every offset stays valid) before parsing. */
+#define MAX_NESTING 4096
 
 const TSLanguage *tree_sitter_c(void);
 
@@ -1298,13 +1304,84 @@ static void walk_items(c_parser *p, TSNode container, const scope *sc)
 
 /* ---- the parser object -------------------------------------------------- */
 
+/* A conditional directive at the start of a line: +1 for #if, #ifdef,
+ * #ifndef; -1 for #endif; 0 otherwise.  *hash is the offset of the '#'. */
+static int directive_delta(const char *s, size_t len, size_t i, size_t *hash)
+{
+    size_t j = i, w;
+    while (j < len && (s[j] == ' ' || s[j] == '\t')) j++;
+    if (j >= len || s[j] != '#') return 0;
+    *hash = j++;
+    while (j < len && (s[j] == ' ' || s[j] == '\t')) j++;
+    for (w = j; w < len && s[w] >= 'a' && s[w] <= 'z'; w++) {
+    }
+    if ((w - j == 2 && memcmp(s + j, "if", 2) == 0) || (w - j == 5 && memcmp(s + j, "ifdef", 5) == 0) ||
+        (w - j == 6 && memcmp(s + j, "ifndef", 6) == 0))
+        return 1;
+    if (w - j == 5 && memcmp(s + j, "endif", 5) == 0) return -1;
+    return 0;
+}
+
+/* Returns a copy of src with the brackets and conditional directives
+ * nested deeper than MAX_NESTING blanked out, or NULL when src needs no
+ * change (or on allocation failure: *failed). */
+static char *limit_nesting(const char *src, size_t len, bool *failed)
+{
+    size_t depth = 0, pdepth = 0, i;
+    char *copy = NULL;
+    *failed = false;
+    for (i = 0; i < len; i++) {
+        char ch = src[i];
+        bool blank = false;
+        size_t hash = 0;
+        if (i == 0 || src[i - 1] == '\n') {
+            int d = directive_delta(src, len, i, &hash);
+            if (d > 0) {
+                if (++pdepth > MAX_NESTING) blank = true;
+            } else if (d < 0) {
+                if (pdepth > MAX_NESTING) blank = true;
+                if (pdepth > 0) pdepth--;
+            }
+            if (blank) {
+                if (copy == NULL && (copy = malloc(len + 1)) == NULL) break;
+                if (copy != src) memcpy(copy, src, len);
+                copy[hash] = ' ';
+                src = copy; /* further reads see the same bytes */
+                blank = false;
+            }
+        }
+        if (ch == '(' || ch == '[' || ch == '{') {
+            if (++depth > MAX_NESTING) blank = true;
+        } else if (ch == ')' || ch == ']' || ch == '}') {
+            if (depth > MAX_NESTING) blank = true;
+            if (depth > 0) depth--;
+        }
+        if (blank) {
+            if (copy == NULL) {
+                if ((copy = malloc(len + 1)) == NULL) break;
+                memcpy(copy, src, len);
+                src = copy;
+            }
+            copy[i] = ' ';
+        }
+    }
+    if (i < len) {
+        free(copy);
+        *failed = true;
+        return NULL;
+    }
+    if (copy) copy[len] = '\0';
+    return copy;
+}
+
 static int c_parse(cn_lang_parser *self, const char *path, const char *src, size_t len,
                    const cn_lang_sink *sink, cn_error *err)
 {
     c_parser *p = self->data;
     TSTree *tree;
     scope top = {-1, NULL};
-    (void)path;
+    char *safe;
+    bool failed;
     if (sink == NULL || sink->node == NULL || sink->ref == NULL || (src == NULL && len > 0)) {
         if (p->host && p->host->error_set)
             return p->host->error_set(err, CN_EINVAL, "lang-c: parse: no sink or no source");
@@ -1317,6 +1394,13 @@ static int c_parse(cn_lang_parser *self, const char *path, const char *src, size
         return CN_EINVAL;
     }
     if (src == NULL) src = "";
+    safe = limit_nesting(src, len, &failed);
+    if (failed) {
+        if (p->host && p->host->error_set)
+            return p->host->error_set(err, CN_ENOMEM, "lang-c: out of memory");
+        return CN_ENOMEM;
+    }
+    if (safe) src = safe;
     p->sink = sink;
     p->orig = src;
     p->orig_len = len;
@@ -1331,12 +1415,14 @@ static int c_parse(cn_lang_parser *self, const char *path, const char *src, size
     p->spine_len = 0;
     p->ivec_len = 0;
     if (!build_lines(p)) {
+        free(safe);
         if (p->host && p->host->error_set)
             return p->host->error_set(err, CN_ENOMEM, "lang-c: out of memory");
         return CN_ENOMEM;
     }
     tree = ts_parser_parse_string(p->ts, NULL, src, (uint32_t)len);
     if (tree == NULL) {
+        free(safe);
         if (p->host && p->host->error_set)
             return p->host->error_set(err, CN_ERR, "lang-c: %s: tree-sitter returned no tree",
                                       path ? path : "(input)");
@@ -1344,6 +1430,7 @@ static int c_parse(cn_lang_parser *self, const char *path, const char *src, size
     }
     walk_items(p, ts_tree_root_node(tree), &top);
     ts_tree_delete(tree);
+    free(safe);
     /* the cursors point into the deleted tree: they are reset before use */
     p->sink = NULL;
     p->orig = p->src = NULL;

@@ -79,6 +79,7 @@ enum {
     K_DICT_COMP,
     K_GENERATOR,
     K_CASE_PATTERN,
+    K_CLASS_PATTERN,
     K_TYPE_ALIAS,
     K_MEMBER_TYPE,
     K_ERROR,
@@ -135,6 +136,7 @@ static const char *const kind_type_names[K_COUNT] = {
     [K_DICT_COMP] = "dictionary_comprehension",
     [K_GENERATOR] = "generator_expression",
     [K_CASE_PATTERN] = "case_pattern",
+    [K_CLASS_PATTERN] = "class_pattern",
     [K_TYPE_ALIAS] = "type_alias_statement",
     [K_MEMBER_TYPE] = "member_type",
     [K_ERROR] = "ERROR",
@@ -142,8 +144,8 @@ static const char *const kind_type_names[K_COUNT] = {
 
 /* Field ids of interest, resolved once per parser. */
 typedef struct py_fields {
-    TSFieldId name, left, alias, attribute, object, function, arguments, body,
-        parameters, value, type, superclasses, type_parameters, definition, module_name;
+    TSFieldId name, left, alias, attribute, object, function, parameters, value, type,
+        superclasses, type_parameters, definition, module_name;
 } py_fields;
 
 /* ------------------------------------------------------------------ */
@@ -226,7 +228,11 @@ static void name_set_free(name_set *s)
 /* ------------------------------------------------------------------ */
 /* Parser state                                                        */
 
-enum { M_EXPR = 0, M_TARGET, M_PARAM, M_SKIP, M_BASES_LIST, M_BASES };
+/* Modes: a value that is read; an assignment (for, with, except, walrus)
+ * target; a parameter; something never reported; a class's argument
+ * list and one base in it; a match-case pattern (whose bare names are
+ * captures, bound like targets). */
+enum { M_EXPR = 0, M_TARGET, M_PARAM, M_SKIP, M_BASES_LIST, M_BASES, M_CASE };
 
 /* frame flags */
 #define FR_CALLEE_NAMED 0x01u  /* call: its callee chain was emitted as the call */
@@ -894,8 +900,8 @@ static int child_mode(const py_state *st, const frame *pf, TSFieldId fid, int k)
     int m = pm;
     const py_fields *f = &st->f;
 
-    if (pm == M_SKIP) return M_SKIP;
-    if (k == K_COMMENT || k == K_CASE_PATTERN) return M_SKIP;
+    if (pm == M_SKIP || k == K_COMMENT) return M_SKIP;
+    if (pm == M_CASE || k == K_CASE_PATTERN) return M_CASE;
     if (pm == M_TARGET && !is_target_container(pk)) m = M_EXPR;
     if (pm == M_PARAM && !is_param_container(pk)) m = M_EXPR;
     if (pm == M_BASES_LIST) m = (k == K_KEYWORD_ARGUMENT) ? M_EXPR : M_BASES;
@@ -961,6 +967,36 @@ static int child_mode(const py_state *st, const frame *pf, TSFieldId fid, int k)
     return m;
 }
 
+/* A dotted_name in a match-case pattern: the class of a class pattern or
+ * a value (a.b) are read; a lone name is a capture.  Returns the first
+ * identifier for a read, a null node for a capture. */
+static TSNode case_name_read(py_state *st, TSNode n, const frame *pf)
+{
+    TSNode first = ts_node_named_child(n, 0);
+    if (!is_ident(st, first)) return (TSNode){0};
+    if ((pf != NULL && pf->kind == K_CLASS_PATTERN) || !ts_node_is_null(ts_node_next_named_sibling(first)))
+        return first;
+    return (TSNode){0};
+}
+
+/* Emitting walk inside a match-case pattern. */
+static int visit_case_pattern(py_state *st, TSNode n, const frame *pf)
+{
+    int k = kind_of(st, n);
+    if (k == K_DOTTED_NAME) {
+        TSNode base = case_name_read(st, n, pf);
+        size_t len;
+        const char *p;
+        if (ts_node_is_null(base)) return ACT_SKIP;
+        p = text_of(st, base, &len);
+        if (is_local(st, p, len)) return ACT_SKIP;
+        if (chain_text(st, n, &st->scratch, &st->scratch_cap) == NULL) return oom(st);
+        emit_ref(st, CN_REF_REFERENCE, st->scratch, NULL, n);
+        return ACT_SKIP;
+    }
+    return k == K_IDENTIFIER || k == K_COMMENT ? ACT_SKIP : ACT_DESCEND;
+}
+
 /* Handles one node of the main (emitting) walk. */
 static int visit_emit(py_state *st, TSNode n, frame *fr, const frame *pf, uint32_t depth)
 {
@@ -968,11 +1004,11 @@ static int visit_emit(py_state *st, TSNode n, frame *fr, const frame *pf, uint32
     int m = fr->mode;
 
     if (m == M_SKIP) return ACT_SKIP;
+    if (m == M_CASE) return visit_case_pattern(st, n, pf);
 
     switch (k) {
     case K_COMMENT:
     case K_DOTTED_NAME:
-    case K_CASE_PATTERN:
     case K_GLOBAL:
     case K_NONLOCAL:
         return ACT_SKIP;
@@ -1127,6 +1163,16 @@ static int visit_collect(py_state *st, TSNode n, frame *fr, uint32_t depth, name
     int m = fr->mode;
 
     if (m == M_SKIP) return ACT_SKIP;
+    if (m == M_CASE && k == K_DOTTED_NAME) { /* a capture binds a name */
+        const frame *pf = depth > 0 ? fr - 1 : NULL;
+        TSNode first = ts_node_named_child(n, 0);
+        if (ts_node_is_null(case_name_read(st, n, pf)) && is_ident(st, first)) {
+            size_t len;
+            const char *p = text_of(st, first, &len);
+            if (name_set_add(out, p, len, false) < 0) return oom(st);
+        }
+        return ACT_SKIP;
+    }
     switch (k) {
     case K_FUNCTION_DEF:
         return depth == 0 ? ACT_DESCEND : ACT_SKIP;
@@ -1134,7 +1180,6 @@ static int visit_collect(py_state *st, TSNode n, frame *fr, uint32_t depth, name
     case K_DECORATED_DEF:
     case K_COMMENT:
     case K_DOTTED_NAME:
-    case K_CASE_PATTERN:
     case K_IMPORT:
     case K_IMPORT_FROM:
     case K_FUTURE_IMPORT:
@@ -1152,7 +1197,7 @@ static int visit_collect(py_state *st, TSNode n, frame *fr, uint32_t depth, name
         return ACT_SKIP;
     }
     case K_IDENTIFIER:
-        if ((m == M_TARGET || m == M_PARAM) && is_ident(st, n)) {
+        if ((m == M_TARGET || m == M_PARAM || m == M_CASE) && is_ident(st, n)) {
             size_t len;
             const char *p = text_of(st, n, &len);
             if (name_set_add(out, p, len, false) < 0) return oom(st);
@@ -1364,15 +1409,13 @@ static int py_create(const cn_host *host, cn_lang_parser **out, cn_error *err)
             }
         }
     }
-    /* ERROR is not a regular symbol of the language: ts_builtin_sym_error */
+    /* ERROR is not in the language's symbol table: see kind_of() */
     st->f.name = field(lang, "name");
     st->f.left = field(lang, "left");
     st->f.alias = field(lang, "alias");
     st->f.attribute = field(lang, "attribute");
     st->f.object = field(lang, "object");
     st->f.function = field(lang, "function");
-    st->f.arguments = field(lang, "arguments");
-    st->f.body = field(lang, "body");
     st->f.parameters = field(lang, "parameters");
     st->f.value = field(lang, "value");
     st->f.type = field(lang, "type");

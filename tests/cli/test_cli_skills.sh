@@ -18,7 +18,7 @@ cn skills list
 check "skills list exits 0" rc_is 0
 check "the build tree's code_to_query is listed" out_has "code_to_query"
 check "from the build tree" sh -c 'grep "^code_to_query" "$0" | grep -q "build tree"' "$OUT"
-check "and usable" out_has "1 usable, 0 not usable"
+check "and usable" out_has "2 usable, 0 not usable"
 cn skills list --verbose
 check "--verbose shows the search path" out_has "Search path (first hit of an id wins):"
 check "--verbose names the user directory" out_has "$CODENIB_HOME/skills"

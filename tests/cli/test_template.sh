@@ -37,7 +37,7 @@ CODENIB=$inst/bin/codenib
 cn skills list --verbose
 check "the installed codenib lists the new skill" sh -c 'grep -q "^example_head .*installed" "$0"' "$OUT"
 check "and the skill built with codenib" sh -c 'grep -q "^code_to_query .*installed" "$0"' "$OUT"
-check "both usable" out_has "2 usable, 0 not usable"
+check "all usable" out_has "3 usable, 0 not usable"
 
 mkdir -p "$TMPBASE/repo"
 printf 'one\ntwo\nthree\nfour\nfive\n' > "$TMPBASE/repo/notes.txt"

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <codenib/index.h>
+
 #include "plugin/cn_host.h"
 #include "util/cn_util.h"
 #include "tap.h"
@@ -40,7 +42,7 @@ static void test_table(void)
        "context_require present");
     ok(CN_HOST_HAS(&host, files) && host.files != NULL, "files present");
     ok(CN_HOST_HAS(&host, model), "the table reaches the last field (model)");
-    ok(host.index == NULL, "no index services yet");
+    ok(host.index != NULL && host.index->struct_size == sizeof(cn_index_services), "index services present");
     ok(host.model == NULL, "no model services yet");
     ok(host.json == cn_host_json_services(), "json is the shared services table");
     ok(host.files == cn_host_files_services(), "files is the shared services table");

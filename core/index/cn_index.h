@@ -1,0 +1,28 @@
+/* An opened compiled index (one generation of one repository): the readers
+ * skills use through cn_host.index. */
+#ifndef CN_INDEX_H
+#define CN_INDEX_H
+
+#include <codenib/index.h>
+
+#include "cn_bm25.h"
+#include "cn_nodes.h"
+
+struct cn_index {
+    char *dir;            /* the generation directory */
+    char *repo_root;      /* canonical repository root */
+    cn_nodes *nodes;
+    cn_bm25 *bm25;        /* NULL when not built */
+};
+
+/* Opens the generation in `dir` (nodes required, BM25 when present);
+ * `repo_root` is where node text is read from. */
+int cn_index_open(const char *dir, const char *repo_root, struct cn_index **out);
+/* Opens the current generation of a repository's cache (cache_dir NULL:
+ * the default for repo).  CN_ENOTFOUND when it was never compiled. */
+int cn_index_open_repo(const char *repo, const char *cache_dir, struct cn_index **out);
+void cn_index_close(struct cn_index *idx);
+
+const cn_index_services *cn_host_index_services(void);
+
+#endif /* CN_INDEX_H */

@@ -1,0 +1,198 @@
+#!/bin/sh
+# `codenib compile` and `codenib status` on a small repository made here:
+# what gets indexed, incremental rebuilds (one edited file is parsed, and
+# the index bytes equal a full rebuild's), the lock, corrupt indexes, a
+# compile killed with SIGKILL, and bm25_search on the result.
+. "$CN_SRCDIR/tests/cli/lib.sh"
+unset CODENIB_SKILLS_PATH
+
+if [ ! -f "$CN_BUILDDIR/_plugins/lang-python/lang_python.so" ] || [ ! -f "$CN_BUILDDIR/_plugins/lang-c/lang_c.so" ]; then
+  echo "1..0 # SKIP the python and c backends were not built (run scripts/fetch-grammars.sh, then configure)"
+  exit 0
+fi
+
+repo=$TMPBASE/repo
+cache=$TMPBASE/cache
+mkdir -p "$repo/pkg" "$repo/tests" "$repo/src" "$repo/node_modules/dep" "$repo/build" "$repo/docs"
+cat > "$repo/pkg/__init__.py" <<'PY'
+from .pool import ConnectionPool
+PY
+cat > "$repo/pkg/pool.py" <<'PY'
+"""Connection pooling."""
+import time
+
+
+class PoolExhausted(Exception):
+    pass
+
+
+class ConnectionPool:
+    def __init__(self, size):
+        self.size = size
+        self.free = []
+
+    def acquire(self, timeout=None):
+        if not self.free:
+            raise PoolExhausted("no free connection")
+        return self.free.pop()
+
+    def release(self, conn):
+        self.free.append(conn)
+
+
+def make_pool(size=4):
+    return ConnectionPool(size)
+PY
+cat > "$repo/tests/test_pool.py" <<'PY'
+from pkg.pool import make_pool
+
+
+def test_acquire_empty():
+    pool = make_pool(0)
+    assert pool.size == 0
+PY
+cat > "$repo/src/ring.c" <<'C'
+#include "ring.h"
+
+static int ring_index(const struct ring *r, int i)
+{
+    return (r->head + i) % r->cap;
+}
+
+int ring_push(struct ring *r, int v)
+{
+    if (r->len == r->cap)
+        return -1;
+    r->data[ring_index(r, r->len++)] = v;
+    return 0;
+}
+C
+cat > "$repo/src/ring.h" <<'C'
+struct ring {
+    int head, len, cap;
+    int *data;
+};
+int ring_push(struct ring *r, int v);
+C
+printf 'ignored = True\n' > "$repo/node_modules/dep/index.py"
+printf 'ignored = True\n' > "$repo/build/gen.py"
+printf 'def helper():\n    pass\n' > "$repo/docs/conf.py"
+printf '\000\001binary' > "$repo/pkg/blob.py"
+printf '#!/usr/bin/env python3\nprint("hi")\n' > "$repo/run-me"
+
+cn compile "$repo" --cache-dir "$cache" --json --exclude-dir docs
+check "compile exits 0" rc_is 0
+check "python files parsed" out_has '"python": {'
+check "c files parsed" out_has '"c": {'
+check "parsed: 3 python files + 1 python shebang script + 2 c files" out_has '"parsed": 6'
+check "binary file skipped and counted" out_has '"binary": 1'
+check "test file classified" out_has '"tests": 1'
+check "--exclude-dir recorded in the manifest" out_has '"exclude_dirs": ['
+check "manifest has a source fingerprint" out_has '"source_fingerprint": "'
+check "manifest lists the bm25 index" out_has '"type": "bm25"'
+check "nothing written into the repository" sh -c '[ -z "$(find "$0" -newer "$0/pkg/pool.py" -name "*.bin")" ] && [ ! -e "$0/.codenib" ]' "$repo"
+gen1=$(readlink "$cache/current")
+check "a generation is published" test -f "$cache/$gen1/nodes.bin"
+
+cn status "$repo" --cache-dir "$cache"
+check "status: fresh after a compile" sh -c '[ '"$rc"' -eq 0 ] && grep -q ": fresh" "$0"' "$OUT"
+
+cn run bm25_search --repo "$repo" --args '{"query": "acquire free connection", "top_k": 3, "names_only": true}'
+check "bm25_search without the default cache: says the repository is not compiled" sh -c '[ '"$rc"' -eq 1 ] && grep -q "needs a compiled index" "$0"' "$ERR"
+
+# Compile again into the default cache so `run --repo` finds it.
+cn compile "$repo" --quiet --exclude-dir docs
+check "compile into the default cache" rc_is 0
+cn run bm25_search --repo "$repo" --args '{"query": "acquire free connection", "top_k": 3, "names_only": true}'
+check "bm25_search finds the method" out_has '"node_name":"pkg/pool.py:ConnectionPool.acquire","type":"method","file":"pkg/pool.py","start_line":14'
+cn run bm25_search --repo "$repo" --args '{"query": "pool size", "filter_test": true, "return_content": false}'
+check "filter_test leaves tests out" sh -c '! grep -q "tests/test_pool.py" "$0"' "$OUT"
+cn run bm25_search --repo "$repo" --args '{"query": "ring push", "kinds": ["function"], "return_content": false}'
+check "kinds filter" sh -c 'grep -q "src/ring.c:ring_push" "$0" && ! grep -q "\"type\":\"file\"" "$0"' "$OUT"
+cn run bm25_search --repo "$repo" --args '{"query": "ignored"}'
+check "default exclusions (node_modules, build) are not indexed" sh -c 'grep -q "^\[\]$" "$0"' "$OUT"
+cn run bm25_search --repo "$repo" --args '{"query": "ring_index", "top_k": 1, "wrap_with_line_numbers": true}'
+check "content with a line-number gutter" out_has '     3\tstatic int ring_index'
+
+# Incremental: edit one file; exactly one is parsed; bytes equal a rebuild.
+sleep 1
+printf '\n\ndef drain(pool):\n    pool.free.clear()\n' >> "$repo/pkg/pool.py"
+cn status "$repo" --cache-dir "$cache"
+check "status: stale after an edit" sh -c '[ '"$rc"' -eq 3 ] && grep -q "1 file(s) changed" "$0"' "$OUT"
+cn compile "$repo" --cache-dir "$cache" --json --exclude-dir docs
+check "incremental compile parses exactly the edited file" sh -c 'grep -q "\"parsed\": 1," "$0" && grep -q "\"reused\": 5," "$0"' "$OUT"
+gen2=$(readlink "$cache/current")
+check "a new generation replaced the old one" sh -c '[ "$0" != "$1" ] && [ ! -e "$2/$0" ]' "$gen1" "$gen2" "$cache"
+cp "$cache/$gen2/nodes.bin" "$TMPBASE/nodes.incremental"
+cp "$cache/$gen2/bm25.bin" "$TMPBASE/bm25.incremental"
+cn compile "$repo" --cache-dir "$cache" --json --rebuild --exclude-dir docs
+check "--rebuild parses everything" out_has '"parsed": 6,'
+gen3=$(readlink "$cache/current")
+check "incremental nodes.bin equals the full rebuild's" cmp -s "$TMPBASE/nodes.incremental" "$cache/$gen3/nodes.bin"
+check "incremental bm25.bin equals the full rebuild's" cmp -s "$TMPBASE/bm25.incremental" "$cache/$gen3/bm25.bin"
+cn status "$repo" --cache-dir "$cache" --exclude-dir docs
+check "status rejects unknown options" rc_is 2
+
+# Another selection makes the index stale; removed files are reported.
+rm "$repo/src/ring.h"
+cn status "$repo" --cache-dir "$cache"
+check "status: a removed file" out_has "1 file(s) removed"
+
+# The lock: a held lock makes --no-wait fail, naming who holds it.
+printf 'pid 12345 since 0\n' > "$cache/lock"
+( flock -x 9; sleep 3 ) 9>>"$cache/lock" &
+holder=$!
+sleep 0.5
+cn compile "$repo" --cache-dir "$cache" --no-wait --quiet
+check "--no-wait fails while another compile holds the lock" sh -c '[ '"$rc"' -eq 1 ] && grep -q "another compile of this repository is running" "$0"' "$ERR"
+wait $holder
+
+# Corrupt indexes are refused with a clear error, not a crash.
+cur=$cache/$(readlink "$cache/current")
+cp "$cur/bm25.bin" "$TMPBASE/bm25.good"
+head -c 1000 "$TMPBASE/bm25.good" > "$cur/bm25.bin"
+cn run bm25_search --repo "$repo" --cache-dir "$cache" --args '{"query": "pool"}'
+check "a truncated BM25 index is refused, naming the file" sh -c '[ '"$rc"' -eq 1 ] && grep -q "bm25.bin: corrupt index (truncated" "$0"' "$ERR"
+cp "$TMPBASE/bm25.good" "$cur/bm25.bin"
+printf 'garbage' | dd of="$cur/nodes.bin" bs=1 seek=200 conv=notrunc 2>/dev/null
+cn run bm25_search --repo "$repo" --cache-dir "$cache" --args '{"query": "pool"}'
+check "a damaged nodes index is refused (checksum)" sh -c '[ '"$rc"' -eq 1 ] && grep -q "nodes.bin: corrupt index (checksum mismatch)" "$0"' "$ERR"
+cn compile "$repo" --cache-dir "$cache" --quiet --exclude-dir docs
+check "a corrupt previous index does not stop a compile" rc_is 0
+
+# SIGKILL at any moment leaves the previous index serving.  The standard
+# library takes seconds to compile, so each kill lands in a different stage.
+big=/usr/lib/python3.11
+if [ -d "$big" ]; then
+  "$CODENIB" compile "$big" --cache-dir "$TMPBASE/bigcache" --quiet
+  check "compile of the standard library" test -L "$TMPBASE/bigcache/current"
+  before=$(readlink "$TMPBASE/bigcache/current")
+  for delay in 0.1 0.5 1.0 1.8 2.6; do
+    "$CODENIB" compile "$big" --cache-dir "$TMPBASE/bigcache" --quiet --rebuild --jobs 1 &
+    pid=$!
+    sleep $delay
+    kill -9 $pid 2>/dev/null
+    wait $pid 2>/dev/null
+    cur=$(readlink "$TMPBASE/bigcache/current")
+    check "after SIGKILL at ${delay}s a complete generation is current" sh -c 'test -f "$0/$1/nodes.bin" && test -f "$0/$1/bm25.bin" && test -f "$0/$1/repo_manifest.json"' "$TMPBASE/bigcache" "$cur"
+    CODENIB_SKILLS_PATH= $CN_RUN "$CODENIB" run bm25_search --repo "$big" --cache-dir "$TMPBASE/bigcache" --args '{"query": "json decoder", "top_k": 1, "names_only": true}' >"$OUT" 2>"$ERR"
+    check "and it serves queries" out_has '"node_name":'
+  done
+  "$CODENIB" compile "$big" --cache-dir "$TMPBASE/bigcache" --quiet
+  check "the next compile cleans up after the killed ones" sh -c '[ $(ls -d "$0"/gen-* | wc -l) -eq 1 ]' "$TMPBASE/bigcache"
+else
+  echo "# /usr/lib/python3.11 is absent: SIGKILL checks skipped"
+fi
+
+cn compile "$TMPBASE/nowhere"
+check "a missing repository: exit 1, named" sh -c '[ '"$rc"' -eq 1 ] && grep -q "nowhere" "$0"' "$ERR"
+cn compile
+check "compile without a repository: exit 2" rc_is 2
+cn compile "$repo" --index graphviz --cache-dir "$cache"
+check "an unknown index is refused" err_has "unknown index 'graphviz'"
+cn compile "$repo" --cache-dir "$repo/.cache"
+check "a cache inside the repository is refused" err_has "is inside the repository"
+cn compile "$repo" --languages cobol --cache-dir "$cache"
+check "an unknown language is refused" err_has "no backend for language 'cobol'"
+
+done_testing
