@@ -1343,11 +1343,22 @@ static char *limit_nesting(const char *src, size_t len, bool *failed)
                 if (pdepth > 0) pdepth--;
             }
             if (blank) {
-                if (copy == NULL && (copy = malloc(len + 1)) == NULL) break;
-                if (copy != src) memcpy(copy, src, len);
-                copy[hash] = ' ';
-                src = copy; /* further reads see the same bytes */
-                blank = false;
+                /* blank the whole directive line, continuations included */
+                size_t j;
+                if (copy == NULL) {
+                    if ((copy = malloc(len + 1)) == NULL) break;
+                    memcpy(copy, src, len);
+                    src = copy;
+                }
+                for (j = hash; j < len && copy[j] != '\n'; j++) {
+                    if (copy[j] == '\\' && j + 1 < len && copy[j + 1] == '\n') {
+                        copy[j++] = ' ';
+                        continue; /* keep the newline, go on with the next line */
+                    }
+                    copy[j] = ' ';
+                }
+                i = j > i ? j - 1 : i; /* resume at the newline */
+                continue;
             }
         }
         if (ch == '(' || ch == '[' || ch == '{') {
