@@ -43,6 +43,12 @@ int cn_bm25_builder_new(double k1, double b, cn_bm25_builder **out);
  * (name, path, body).  A doc lower than the previous one, or UINT32_MAX, is
  * CN_EINVAL.  After any failure the builder should only be freed. */
 int cn_bm25_add(cn_bm25_builder *bld, uint32_t doc, const char *text, size_t len);
+/* Adds `tf` occurrences of one already-tokenized term (as cn_tokenize emits
+ * it) to document `doc`, with the same ordering rule.  Adding a document's
+ * distinct terms with their counts gives the same file as adding its text:
+ * the compiler tokenizes files in parallel and keeps the counts of
+ * unchanged files between builds. */
+int cn_bm25_add_term(cn_bm25_builder *bld, uint32_t doc, const char *term, size_t len, uint32_t tf);
 /* Writes the index for documents [0, n_docs) atomically to `path`.  n_docs
  * must exceed every added doc (CN_EINVAL otherwise); documents never added
  * have length 0.  The bytes depend only on k1, b, n_docs and the sequence

@@ -174,22 +174,21 @@ typedef struct add_ctx {
     uint32_t doc;
 } add_ctx;
 
-static int add_token(const char *tok, size_t len, void *data)
+/* Adds `tf` occurrences of a term to document `doc`. */
+static int add_occurrences(cn_bm25_builder *bld, uint32_t doc, const char *tok, size_t len, uint32_t tf)
 {
-    add_ctx *c = data;
-    cn_bm25_builder *bld = c->bld;
     term *t = NULL;
     int rc = intern(bld, tok, len, &t);
 
     if (rc < 0) return rc;
     /* tf <= dl, so checking the document length covers both counters. */
-    if (bld->dl[c->doc] == UINT32_MAX)
-        return cn_error_set(CN_EINVAL, "bm25: document %u has too many tokens", c->doc);
-    bld->dl[c->doc]++;
+    if (bld->dl[doc] > UINT32_MAX - tf)
+        return cn_error_set(CN_EINVAL, "bm25: document %u has too many tokens", doc);
+    bld->dl[doc] += tf;
     /* Documents arrive in non-decreasing order, so this document's posting,
      * if any, is the term's last one. */
-    if (t->n > 0 && t->post[2 * (size_t)(t->n - 1)] == c->doc) {
-        t->post[2 * (size_t)(t->n - 1) + 1]++;
+    if (t->n > 0 && t->post[2 * (size_t)(t->n - 1)] == doc) {
+        t->post[2 * (size_t)(t->n - 1) + 1] += tf;
         return 0;
     }
     if (t->n == t->cap) {
@@ -201,17 +200,22 @@ static int add_token(const char *tok, size_t len, void *data)
         t->post = p;
         t->cap = cap;
     }
-    t->post[2 * (size_t)t->n] = c->doc;
-    t->post[2 * (size_t)t->n + 1] = 1;
+    t->post[2 * (size_t)t->n] = doc;
+    t->post[2 * (size_t)t->n + 1] = tf;
     t->n++;
     bld->n_postings++;
     return 0;
 }
 
-int cn_bm25_add(cn_bm25_builder *bld, uint32_t doc, const char *text, size_t len)
+static int add_token(const char *tok, size_t len, void *data)
 {
-    add_ctx c;
+    add_ctx *c = data;
+    return add_occurrences(c->bld, c->doc, tok, len, 1);
+}
 
+/* Checks the document order and makes room for `doc`'s length. */
+static int open_doc(cn_bm25_builder *bld, uint32_t doc)
+{
     if (doc == UINT32_MAX) return cn_error_set(CN_EINVAL, "bm25: document id %u out of range", doc);
     if (bld->have_doc && doc < bld->last_doc)
         return cn_error_set(CN_EINVAL,
@@ -233,6 +237,23 @@ int cn_bm25_add(cn_bm25_builder *bld, uint32_t doc, const char *text, size_t len
     }
     bld->have_doc = true;
     bld->last_doc = doc;
+    return 0;
+}
+
+int cn_bm25_add_term(cn_bm25_builder *bld, uint32_t doc, const char *term_text, size_t len, uint32_t tf)
+{
+    int rc;
+    if (tf == 0 || len == 0) return 0;
+    if ((rc = open_doc(bld, doc)) < 0) return rc;
+    return add_occurrences(bld, doc, term_text, len, tf);
+}
+
+int cn_bm25_add(cn_bm25_builder *bld, uint32_t doc, const char *text, size_t len)
+{
+    add_ctx c;
+    int rc;
+
+    if ((rc = open_doc(bld, doc)) < 0) return rc;
     c.bld = bld;
     c.doc = doc;
     return cn_tokenize(text, text ? len : 0, add_token, &c);

@@ -322,75 +322,12 @@ static long long file_size(const char *dir, const char *name)
     return n;
 }
 
-/* ---- BM25 documents ----------------------------------------------------- */
+/* ---- BM25 --------------------------------------------------------------- */
 
-/* Each node's document is its qualified name, its path and the lines it
- * owns: its own lines minus those of its children, so every line of a file
- * counts once (a class document holds its header and attributes, each
- * method its body; the file node the lines no definition covers). */
-static int add_file_docs(cn_bm25_builder *bld, const char *root, const cn_file_rec *r,
-                         uint32_t base)
-{
-    char *abs = cn_path_join(root, r->path), *src = NULL;
-    size_t len = 0, n = r->n_nodes + 1;
-    int32_t *owner = NULL;
-    size_t *line_start = NULL;
-    cn_buf *docs = NULL;
-    int rc;
-
-    if (abs == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
-    rc = cn_file_read(abs, 0, &src, &len);
-    free(abs);
-    if (rc < 0) return rc;
-    if (cn_hash64(src, len, 0) != r->hash) {
-        free(src);
-        return cn_error_set(CN_EIO, "%s changed while it was being compiled; run the compile again",
-                            r->path);
-    }
-    owner = calloc((size_t)r->n_lines + 2, sizeof *owner);
-    line_start = calloc((size_t)r->n_lines + 2, sizeof *line_start);
-    docs = calloc(n, sizeof *docs);
-    if (owner == NULL || line_start == NULL || docs == NULL) {
-        rc = cn_error_set(CN_ENOMEM, "out of memory indexing %s", r->path);
-        goto out;
-    }
-    {
-        uint32_t line = 1;
-        line_start[1] = 0;
-        for (size_t i = 0; i < len && line <= r->n_lines; i++)
-            if (src[i] == '\n' && line < r->n_lines) line_start[++line] = i + 1;
-        line_start[r->n_lines + 1] = len;
-    }
-    /* parents come before children, so children overwrite */
-    for (size_t k = 0; k < r->n_nodes; k++) {
-        const cn_rec_node *x = &r->nodes[k];
-        uint32_t end = x->end_line < r->n_lines ? x->end_line : r->n_lines;
-        for (uint32_t l = x->start_line; l <= end; l++) owner[l] = (int32_t)(k + 1);
-    }
-    cn_buf_printf(&docs[0], "%s\n", r->path);
-    for (size_t k = 0; k < r->n_nodes; k++)
-        cn_buf_printf(&docs[k + 1], "%s %s\n", cn_rec_str(r, r->nodes[k].qualname), r->path);
-    for (uint32_t l = 1; l <= r->n_lines; l++) {
-        size_t a = line_start[l], b = line_start[l + 1];
-        cn_buf_append(&docs[owner[l]], src + a, b - a);
-    }
-    rc = 0;
-    for (size_t k = 0; k < n && rc == 0; k++) {
-        if (docs[k].oom) rc = cn_error_set(CN_ENOMEM, "out of memory indexing %s", r->path);
-        else rc = cn_bm25_add(bld, base + (uint32_t)k, docs[k].data ? docs[k].data : "", docs[k].len);
-    }
-out:
-    if (docs)
-        for (size_t k = 0; k < n; k++) cn_buf_free(&docs[k]);
-    free(docs);
-    free(owner);
-    free(line_start);
-    free(src);
-    return rc;
-}
-
-static int build_bm25(const cn_compile_opts *o, const char *root, const cn_file_rec *recs, size_t n,
-                      uint32_t n_nodes, const char *path)
+/* The documents' terms were counted by the parse workers (or kept from the
+ * previous build): only the merge into one index is left here. */
+static int build_bm25(const cn_compile_opts *o, const cn_file_rec *recs, size_t n, uint32_t n_nodes,
+                      const char *path)
 {
     cn_bm25_builder *bld = NULL;
     uint32_t base = 0;
@@ -399,9 +336,19 @@ static int build_bm25(const cn_compile_opts *o, const char *root, const cn_file_
 
     for (size_t i = 0; i < n; i++) total += recs[i].status == CN_REC_PARSED;
     for (size_t i = 0; i < n && rc == 0; i++) {
-        if (recs[i].status != CN_REC_PARSED) continue;
-        rc = add_file_docs(bld, root, &recs[i], base);
-        base += (uint32_t)(recs[i].n_nodes + 1);
+        const cn_file_rec *r = &recs[i];
+        if (r->status != CN_REC_PARSED) continue;
+        if (r->doc_off == NULL) {
+            rc = cn_error_set(CN_ECORRUPT, "%s: no BM25 terms in its parse record; compile with --rebuild",
+                              r->path);
+            break;
+        }
+        for (size_t k = 0; k < r->n_nodes + 1 && rc == 0; k++)
+            for (uint32_t p = r->doc_off[k]; p < r->doc_off[k + 1] && rc == 0; p++) {
+                const char *t = r->terms.data + r->dt[2 * (size_t)p];
+                rc = cn_bm25_add_term(bld, base + (uint32_t)k, t, strlen(t), r->dt[2 * (size_t)p + 1]);
+            }
+        base += (uint32_t)(r->n_nodes + 1);
         progress(o, CN_STAGE_BM25, ++done, total, NULL);
     }
     if (rc == 0) rc = cn_bm25_write(bld, n_nodes, path);
@@ -684,7 +631,7 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
     mark(res, &tm, CN_STAGE_NODES);
     if (wants(o, "bm25")) {
         char *p = cn_path_join(tmp_dir, CN_BM25_INDEX_FILE);
-        rc = p ? build_bm25(o, root, recs, n, res->n_nodes, p) : cn_error_set(CN_ENOMEM, "out of memory");
+        rc = p ? build_bm25(o, recs, n, res->n_nodes, p) : cn_error_set(CN_ENOMEM, "out of memory");
         free(p);
         if (rc < 0) goto out;
     }

@@ -51,6 +51,15 @@ typedef struct cn_file_rec {
     size_t n_refs, cap_refs;
     cn_buf pool;             /* NUL-separated strings */
     bool reused;             /* taken from the previous build, not parsed */
+
+    /* BM25 input, computed once per content (cn_docterms.c): document k is
+     * the file node for k = 0, node k-1 otherwise; its distinct terms with
+     * their counts are the pairs dt[2i] (offset of the term in `terms`),
+     * dt[2i+1] (count) for i in [doc_off[k], doc_off[k+1]). */
+    cn_buf terms;            /* the file's distinct terms, NUL-separated */
+    uint32_t *dt;
+    size_t n_dt;
+    uint32_t *doc_off;       /* n_nodes + 2 entries, NULL until computed */
 } cn_file_rec;
 
 static inline const char *cn_rec_str(const cn_file_rec *r, uint32_t off)
@@ -59,5 +68,10 @@ static inline const char *cn_rec_str(const cn_file_rec *r, uint32_t off)
 }
 
 void cn_file_rec_clear(cn_file_rec *r);   /* frees contents, keeps nothing */
+
+/* Computes the BM25 documents of a parsed record from its source: each
+ * node's document is its qualified name, the path and the lines it owns
+ * (its lines minus its children's), so every line counts once. */
+int cn_docterms_build(cn_file_rec *r, const char *src, size_t len);
 
 #endif /* CN_FILEREC_H */

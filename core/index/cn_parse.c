@@ -21,6 +21,9 @@ void cn_file_rec_clear(cn_file_rec *r)
     free(r->nodes);
     free(r->refs);
     cn_buf_free(&r->pool);
+    cn_buf_free(&r->terms);
+    free(r->dt);
+    free(r->doc_off);
     memset(r, 0, sizeof *r);
 }
 
@@ -46,6 +49,19 @@ int cn_file_rec_copy(const cn_file_rec *src, cn_file_rec *dst)
     }
     if (src->n_nodes) memcpy(dst->nodes, src->nodes, src->n_nodes * sizeof *dst->nodes);
     if (src->n_refs) memcpy(dst->refs, src->refs, src->n_refs * sizeof *dst->refs);
+    if (src->doc_off != NULL) {
+        size_t n_off = src->n_nodes + 2;
+        dst->doc_off = malloc(n_off * sizeof *dst->doc_off);
+        dst->dt = malloc((src->n_dt ? src->n_dt : 1) * 2 * sizeof *dst->dt);
+        dst->n_dt = src->n_dt;
+        if (dst->doc_off == NULL || dst->dt == NULL ||
+            cn_buf_append(&dst->terms, src->terms.data ? src->terms.data : "", src->terms.len) < 0) {
+            cn_file_rec_clear(dst);
+            return cn_error_set(CN_ENOMEM, "out of memory copying a file record");
+        }
+        memcpy(dst->doc_off, src->doc_off, n_off * sizeof *dst->doc_off);
+        if (src->n_dt) memcpy(dst->dt, src->dt, src->n_dt * 2 * sizeof *dst->dt);
+    }
     dst->reused = true;
     return 0;
 }
@@ -228,6 +244,9 @@ static void parse_one(worker_ctx *c, cn_lang_parser **parsers, size_t i)
             } else if (parsers[slot]->parse(parsers[slot], f->path, src, len, &sink, &err) < 0) {
                 r->status = CN_REC_FAILED;
                 r->error = cn_strdup(err.message[0] ? err.message : "the backend failed");
+            } else if (cn_docterms_build(r, src, len) < 0) {
+                r->status = CN_REC_FAILED;
+                r->error = cn_strdup(cn_error_last()->message);
             }
         }
     }

@@ -8,6 +8,9 @@
  *   3 REFS    per ref 24 bytes: kind, from, line, column, name, target
  *   4 POOLS   the files' string pools, concatenated
  *   5 STRTAB  NUL-terminated strings
+ *   6 TERMS   the files' BM25 term pools, concatenated
+ *   7 DT      u32 pairs (term offset within the file's pool, count)
+ *   8 DOCOFF  per file n_nodes + 2 u32: its documents' ranges within its pairs
  * Files are sorted by path (the walk's order). */
 #include "cn_records.h"
 
@@ -18,14 +21,16 @@
 #include "cn_idxfile.h"
 
 #define RECS_MAGIC "CNRECS\0\0"
-#define RECS_VERSION 1
+#define RECS_VERSION 2
 
-enum { S_FILES = 1, S_NODES = 2, S_REFS = 3, S_POOLS = 4, S_STRTAB = 5 };
+enum { S_FILES = 1, S_NODES = 2, S_REFS = 3, S_POOLS = 4, S_STRTAB = 5, S_TERMS = 6, S_DT = 7,
+       S_DOCOFF = 8 };
 
 typedef struct file_disk {
     uint32_t path, language, version, n_lines;
     uint64_t hash, size;
-    uint32_t node0, n_nodes, ref0, n_refs, pool_off, pool_len, flags, pad0, pad1, pad2;
+    uint32_t node0, n_nodes, ref0, n_refs, pool_off, pool_len, flags, terms_off;
+    uint32_t terms_len, dt0, n_dt, docoff0;
 } file_disk;
 
 typedef struct node_disk {
@@ -62,9 +67,9 @@ static uint32_t st_add(cn_buf *b, const char *s)
 int cn_records_write(const cn_file_rec *recs, size_t n, const cn_langs *langs, const char *path)
 {
     cn_buf files = CN_BUF_INIT, nodes = CN_BUF_INIT, refs = CN_BUF_INIT, pools = CN_BUF_INIT,
-           st = CN_BUF_INIT;
+           st = CN_BUF_INIT, terms = CN_BUF_INIT, dt = CN_BUF_INIT, docoff = CN_BUF_INIT;
     cn_idx_writer *w = NULL;
-    uint32_t node0 = 0, ref0 = 0;
+    uint32_t node0 = 0, ref0 = 0, dt0 = 0, docoff0 = 0;
     int rc;
 
     st_add(&st, "");
@@ -86,6 +91,19 @@ int cn_records_write(const cn_file_rec *recs, size_t n, const cn_langs *langs, c
         f.pool_off = (uint32_t)pools.len;
         f.pool_len = (uint32_t)r->pool.len;
         f.flags = r->is_test ? 1u : 0u;
+        if (r->doc_off != NULL) {
+            f.flags |= 2u;  /* has BM25 terms */
+            f.terms_off = (uint32_t)terms.len;
+            f.terms_len = (uint32_t)r->terms.len;
+            f.dt0 = dt0;
+            f.n_dt = (uint32_t)r->n_dt;
+            f.docoff0 = docoff0;
+            if (r->terms.len) cn_buf_append(&terms, r->terms.data, r->terms.len);
+            if (r->n_dt) cn_buf_append(&dt, (const char *)r->dt, r->n_dt * 2 * sizeof *r->dt);
+            cn_buf_append(&docoff, (const char *)r->doc_off, (r->n_nodes + 2) * sizeof *r->doc_off);
+            dt0 += (uint32_t)r->n_dt;
+            docoff0 += (uint32_t)(r->n_nodes + 2);
+        }
         cn_buf_append(&files, (const char *)&f, sizeof f);
         for (size_t k = 0; k < r->n_nodes; k++) {
             const cn_rec_node *x = &r->nodes[k];
@@ -101,7 +119,7 @@ int cn_records_write(const cn_file_rec *recs, size_t n, const cn_langs *langs, c
         node0 += (uint32_t)r->n_nodes;
         ref0 += (uint32_t)r->n_refs;
     }
-    if (files.oom || nodes.oom || refs.oom || pools.oom || st.oom) {
+    if (files.oom || nodes.oom || refs.oom || pools.oom || st.oom || terms.oom || dt.oom || docoff.oom) {
         rc = cn_error_set(CN_ENOMEM, "out of memory writing %s", path);
         goto out;
     }
@@ -110,10 +128,16 @@ int cn_records_write(const cn_file_rec *recs, size_t n, const cn_langs *langs, c
         (rc = cn_idx_writer_add(w, S_NODES, nodes.data, nodes.len)) < 0 ||
         (rc = cn_idx_writer_add(w, S_REFS, refs.data, refs.len)) < 0 ||
         (rc = cn_idx_writer_add(w, S_POOLS, pools.data, pools.len)) < 0 ||
-        (rc = cn_idx_writer_add(w, S_STRTAB, st.data, st.len)) < 0)
+        (rc = cn_idx_writer_add(w, S_STRTAB, st.data, st.len)) < 0 ||
+        (rc = cn_idx_writer_add(w, S_TERMS, terms.data, terms.len)) < 0 ||
+        (rc = cn_idx_writer_add(w, S_DT, dt.data, dt.len)) < 0 ||
+        (rc = cn_idx_writer_add(w, S_DOCOFF, docoff.data, docoff.len)) < 0)
         goto out;
     rc = cn_idx_writer_write(w, path);
 out:
+    cn_buf_free(&terms);
+    cn_buf_free(&dt);
+    cn_buf_free(&docoff);
     cn_idx_writer_free(w);
     cn_buf_free(&files);
     cn_buf_free(&nodes);
@@ -134,8 +158,9 @@ int cn_records_open(const char *path, const cn_langs *langs, cn_records **out)
     const file_disk *files;
     const node_disk *nodes;
     const ref_disk *refs;
-    const char *pools, *st;
-    size_t fsz, nsz, rsz, psz, ssz, n;
+    const char *pools, *st, *terms;
+    const uint32_t *dtp, *docoff;
+    size_t fsz, nsz, rsz, psz, ssz, tsz, dsz, osz, n;
     cn_records *r = NULL;
     int rc;
 
@@ -146,6 +171,9 @@ int cn_records_open(const char *path, const cn_langs *langs, cn_records **out)
     refs = cn_idx_section(f, S_REFS, sizeof *refs, &rsz);
     pools = cn_idx_section(f, S_POOLS, 0, &psz);
     st = cn_idx_section(f, S_STRTAB, 0, &ssz);
+    terms = cn_idx_section(f, S_TERMS, 0, &tsz);
+    dtp = cn_idx_section(f, S_DT, 8, &dsz);
+    docoff = cn_idx_section(f, S_DOCOFF, 4, &osz);
     if ((fsz && !files) || st == NULL || ssz == 0 || st[ssz - 1] != '\0') {
         rc = bad(path, "missing sections");
         goto fail;
@@ -205,6 +233,34 @@ int cn_records_open(const char *path, const cn_langs *langs, cn_records **out)
                 goto fail;
             }
             x->refs[k] = (cn_rec_ref){(uint8_t)y->kind, y->from, y->line, y->column, y->name, y->target};
+        }
+        if (d->flags & 2u) {
+            size_t n_off = (size_t)d->n_nodes + 2;
+            if ((uint64_t)d->terms_off + d->terms_len > tsz || (uint64_t)d->dt0 + d->n_dt > dsz / 8 ||
+                (uint64_t)d->docoff0 + n_off > osz / 4 || (d->terms_len && terms[d->terms_off + d->terms_len - 1] != '\0')) {
+                rc = bad(path, "BM25 terms out of bounds");
+                goto fail;
+            }
+            x->doc_off = malloc(n_off * sizeof *x->doc_off);
+            x->dt = malloc((d->n_dt ? d->n_dt : 1) * 2 * sizeof *x->dt);
+            if (x->doc_off == NULL || x->dt == NULL ||
+                (d->terms_len && cn_buf_append(&x->terms, terms + d->terms_off, d->terms_len) < 0)) {
+                rc = cn_error_set(CN_ENOMEM, "out of memory");
+                goto fail;
+            }
+            memcpy(x->doc_off, docoff + d->docoff0, n_off * sizeof *x->doc_off);
+            if (d->n_dt) memcpy(x->dt, dtp + 2 * (size_t)d->dt0, (size_t)d->n_dt * 2 * sizeof *x->dt);
+            x->n_dt = d->n_dt;
+            for (size_t k = 0; k + 1 < n_off; k++)
+                if (x->doc_off[k] > x->doc_off[k + 1] || x->doc_off[k + 1] > d->n_dt) {
+                    rc = bad(path, "BM25 document ranges out of order");
+                    goto fail;
+                }
+            for (size_t k = 0; k < d->n_dt; k++)
+                if (x->dt[2 * k] >= d->terms_len) {
+                    rc = bad(path, "BM25 term out of bounds");
+                    goto fail;
+                }
         }
     }
     cn_idx_close(f);

@@ -944,7 +944,7 @@ static void handle_macro(c_parser *p, TSNode n)
     body = node_text(p, value, &blen);
     vs = ts_node_start_byte(value);
     ve = ts_node_end_byte(value);
-    if (blen == 0 || blen > UINT32_MAX - 8) return;
+    if (blen == 0 || blen > UINT32_MAX - 8 || file_offset(p, vs) == 0) return;
     vlen = blen + 4;
     vbuf = malloc(vlen + 1);
     if (vbuf == NULL) {
@@ -963,15 +963,17 @@ static void handle_macro(c_parser *p, TSNode n)
     locals_clear(&p->macro_locals);
     if (!locals_add(&p->macro_locals, "__VA_ARGS__", 11, LOCAL_VAR | LOCAL_TYPE)) oom(p);
     if (!ts_node_is_null(params)) {
-        uint32_t count = ts_node_named_child_count(params);
-        for (uint32_t i = 0; i < count; i++) {
-            TSNode prm = ts_node_named_child(params, i);
-            size_t pl;
-            const char *pt;
-            if (kind_of(p, prm) != K_IDENTIFIER) continue;
-            pt = node_text(p, prm, &pl);
-            /* the parameter names point into the file, which outlives the walk */
-            if (!locals_add(&p->macro_locals, pt, pl, LOCAL_VAR | LOCAL_TYPE)) oom(p);
+        TSTreeCursor *c = aux_cursor(&p->aux, params);
+        if (ts_tree_cursor_goto_first_child(c)) {
+            do {
+                TSNode prm = ts_tree_cursor_current_node(c);
+                size_t pl;
+                const char *pt;
+                if (kind_of(p, prm) != K_IDENTIFIER) continue;
+                pt = node_text(p, prm, &pl);
+                /* these point into the file, which outlives the walk */
+                if (!locals_add(&p->macro_locals, pt, pl, LOCAL_VAR | LOCAL_TYPE)) oom(p);
+            } while (ts_tree_cursor_goto_next_sibling(c));
         }
     }
 
@@ -1067,13 +1069,15 @@ static TSNode error_child_by_field(c_parser *p, TSNode n, TSFieldId fid)
 static uint32_t storage_flags(c_parser *p, TSNode decl, bool *is_extern)
 {
     uint32_t flags = 0;
-    uint32_t count = ts_node_named_child_count(decl);
+    TSTreeCursor *c = aux_cursor(&p->aux, decl);
     *is_extern = false;
-    for (uint32_t i = 0; i < count; i++) {
-        TSNode c = ts_node_named_child(decl, i);
-        if (kind_of(p, c) != K_STORAGE_CLASS) continue;
-        if (text_is(p, c, "static")) flags |= CN_NODE_F_STATIC;
-        if (text_is(p, c, "extern")) *is_extern = true;
+    if (ts_tree_cursor_goto_first_child(c)) {
+        do {
+            TSNode ch = ts_tree_cursor_current_node(c);
+            if (kind_of(p, ch) != K_STORAGE_CLASS) continue;
+            if (text_is(p, ch, "static")) flags |= CN_NODE_F_STATIC;
+            if (text_is(p, ch, "extern")) *is_extern = true;
+        } while (ts_tree_cursor_goto_next_sibling(c));
     }
     return flags;
 }
@@ -1220,9 +1224,19 @@ static void do_function(c_parser *p, TSNode f)
     LEAVE(p);
 }
 
-static bool has_type_field(c_parser *p, TSNode n)
+/* An ERROR node that stands for a declaration: a type, then declarators
+ * (which have lost their field). */
+static bool error_is_declaration(c_parser *p, TSNode n)
 {
-    return !ts_node_is_null(error_child_by_field(p, n, p->f_type));
+    TSTreeCursor *c;
+    if (ts_node_is_null(error_child_by_field(p, n, p->f_type))) return false;
+    c = aux_cursor(&p->aux, n);
+    if (ts_tree_cursor_goto_first_child(c)) {
+        do {
+            if (is_declarator_kind(kind_of(p, ts_tree_cursor_current_node(c)))) return true;
+        } while (ts_tree_cursor_goto_next_sibling(c));
+    }
+    return false;
 }
 
 /* The items of a translation unit, an extern "C" block, a preprocessor
@@ -1287,7 +1301,7 @@ static void walk_items(c_parser *p, TSNode container, const scope *sc)
                 break;
             }
             case K_ERROR:
-                if (sc->parent < 0 && has_type_field(p, ch))
+                if (sc->parent < 0 && error_is_declaration(p, ch))
                     do_declaration(p, ch, sc);
                 else
                     walk_items(p, ch, sc);
