@@ -49,6 +49,11 @@ int cn_bm25_add(cn_bm25_builder *bld, uint32_t doc, const char *text, size_t len
  * the compiler tokenizes files in parallel and keeps the counts of
  * unchanged files between builds. */
 int cn_bm25_add_term(cn_bm25_builder *bld, uint32_t doc, const char *term, size_t len, uint32_t tf);
+/* The same in two steps, for a caller that adds one term to many
+ * documents: intern it once, then add by handle.  A handle stays valid for
+ * the builder's life. */
+int cn_bm25_intern(cn_bm25_builder *bld, const char *term, size_t len, uint32_t *handle);
+int cn_bm25_add_handle(cn_bm25_builder *bld, uint32_t doc, uint32_t handle, uint32_t tf);
 /* Writes the index for documents [0, n_docs) atomically to `path`.  n_docs
  * must exceed every added doc (CN_EINVAL otherwise); documents never added
  * have length 0.  The bytes depend only on k1, b, n_docs and the sequence

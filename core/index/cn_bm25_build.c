@@ -174,6 +174,8 @@ typedef struct add_ctx {
     uint32_t doc;
 } add_ctx;
 
+static int add_posting(cn_bm25_builder *bld, term *t, uint32_t doc, uint32_t tf);
+
 /* Adds `tf` occurrences of a term to document `doc`. */
 static int add_occurrences(cn_bm25_builder *bld, uint32_t doc, const char *tok, size_t len, uint32_t tf)
 {
@@ -185,6 +187,11 @@ static int add_occurrences(cn_bm25_builder *bld, uint32_t doc, const char *tok, 
     if (bld->dl[doc] > UINT32_MAX - tf)
         return cn_error_set(CN_EINVAL, "bm25: document %u has too many tokens", doc);
     bld->dl[doc] += tf;
+    return add_posting(bld, t, doc, tf);
+}
+
+static int add_posting(cn_bm25_builder *bld, term *t, uint32_t doc, uint32_t tf)
+{
     /* Documents arrive in non-decreasing order, so this document's posting,
      * if any, is the term's last one. */
     if (t->n > 0 && t->post[2 * (size_t)(t->n - 1)] == doc) {
@@ -238,6 +245,30 @@ static int open_doc(cn_bm25_builder *bld, uint32_t doc)
     bld->have_doc = true;
     bld->last_doc = doc;
     return 0;
+}
+
+int cn_bm25_intern(cn_bm25_builder *bld, const char *term_text, size_t len, uint32_t *handle)
+{
+    term *t = NULL;
+    int rc;
+    if (len == 0) return cn_error_set(CN_EINVAL, "bm25: empty term");
+    if ((rc = intern(bld, term_text, len, &t)) < 0) return rc;
+    *handle = (uint32_t)(t - bld->terms);
+    return 0;
+}
+
+int cn_bm25_add_handle(cn_bm25_builder *bld, uint32_t doc, uint32_t handle, uint32_t tf)
+{
+    term *t;
+    int rc;
+    if (tf == 0) return 0;
+    if (handle >= bld->n_terms) return cn_error_set(CN_EINVAL, "bm25: no term %u", handle);
+    if ((rc = open_doc(bld, doc)) < 0) return rc;
+    t = &bld->terms[handle];
+    if (bld->dl[doc] > UINT32_MAX - tf)
+        return cn_error_set(CN_EINVAL, "bm25: document %u has too many tokens", doc);
+    bld->dl[doc] += tf;
+    return add_posting(bld, t, doc, tf);
 }
 
 int cn_bm25_add_term(cn_bm25_builder *bld, uint32_t doc, const char *term_text, size_t len, uint32_t tf)

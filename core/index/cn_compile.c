@@ -335,22 +335,48 @@ static int build_bm25(const cn_compile_opts *o, const cn_file_rec *recs, size_t 
     int rc = cn_bm25_builder_new(CN_BM25_DEFAULT_K1, CN_BM25_DEFAULT_B, &bld);
 
     for (size_t i = 0; i < n; i++) total += recs[i].status == CN_REC_PARSED;
+    uint32_t *handles = NULL;
+    size_t cap_handles = 0;
+
     for (size_t i = 0; i < n && rc == 0; i++) {
         const cn_file_rec *r = &recs[i];
+        size_t n_terms = 0;
         if (r->status != CN_REC_PARSED) continue;
         if (r->doc_off == NULL) {
             rc = cn_error_set(CN_ECORRUPT, "%s: no BM25 terms in its parse record; compile with --rebuild",
                               r->path);
             break;
         }
+        /* intern each distinct term of the file once */
+        for (size_t off = 0; off < r->terms.len && rc == 0; n_terms++) {
+            const char *t = r->terms.data + off;
+            size_t len = strlen(t);
+            if (n_terms == cap_handles) {
+                size_t cap = cap_handles ? cap_handles * 2 : 4096;
+                uint32_t *h = realloc(handles, cap * sizeof *h);
+                if (h == NULL) {
+                    rc = cn_error_set(CN_ENOMEM, "out of memory");
+                    break;
+                }
+                handles = h;
+                cap_handles = cap;
+            }
+            rc = cn_bm25_intern(bld, t, len, &handles[n_terms]);
+            off += len + 1;
+        }
         for (size_t k = 0; k < r->n_nodes + 1 && rc == 0; k++)
             for (uint32_t p = r->doc_off[k]; p < r->doc_off[k + 1] && rc == 0; p++) {
-                const char *t = r->terms.data + r->dt[2 * (size_t)p];
-                rc = cn_bm25_add_term(bld, base + (uint32_t)k, t, strlen(t), r->dt[2 * (size_t)p + 1]);
+                uint32_t ord = r->dt[2 * (size_t)p];
+                if (ord >= n_terms) {
+                    rc = cn_error_set(CN_ECORRUPT, "%s: a BM25 term out of range; compile with --rebuild", r->path);
+                    break;
+                }
+                rc = cn_bm25_add_handle(bld, base + (uint32_t)k, handles[ord], r->dt[2 * (size_t)p + 1]);
             }
         base += (uint32_t)(r->n_nodes + 1);
         progress(o, CN_STAGE_BM25, ++done, total, NULL);
     }
+    free(handles);
     if (rc == 0) rc = cn_bm25_write(bld, n_nodes, path);
     cn_bm25_builder_free(bld);
     return rc;

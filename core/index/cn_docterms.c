@@ -11,7 +11,9 @@
 
 typedef struct dt_ctx {
     cn_file_rec *r;
-    uint32_t *slots;          /* open addressing: term offset + 1, 0 = empty */
+    uint32_t *offs;           /* term ordinal -> offset in r->terms */
+    size_t cap_offs;
+    uint32_t *slots;          /* open addressing: term ordinal + 1, 0 = empty */
     size_t n_slots;
     size_t n_terms;
     uint32_t *count;          /* per term offset slot index: count in this doc */
@@ -35,7 +37,7 @@ static int grow(dt_ctx *c)
         const char *t;
         size_t h;
         if (v == 0) continue;
-        t = c->r->terms.data + (v - 1);
+        t = c->r->terms.data + c->offs[v - 1];
         h = (size_t)cn_hash64(t, strlen(t), 7) & (n - 1);
         while (s[h]) h = (h + 1) & (n - 1);
         s[h] = v;
@@ -44,7 +46,7 @@ static int grow(dt_ctx *c)
     /* touched holds slot indices: remap them */
     for (size_t k = 0; k < c->n_touched; k++) {
         uint32_t v = c->slots[c->touched[k]];
-        const char *t = c->r->terms.data + (v - 1);
+        const char *t = c->r->terms.data + c->offs[v - 1];
         size_t h = (size_t)cn_hash64(t, strlen(t), 7) & (n - 1);
         while (s[h] != v) h = (h + 1) & (n - 1);
         c->touched[k] = (uint32_t)h;
@@ -66,14 +68,21 @@ static int on_token(const char *tok, size_t len, void *data)
     for (;;) {
         uint32_t v = c->slots[h];
         if (v == 0) {
-            uint32_t off = (uint32_t)c->r->terms.len;
+            if (c->n_terms == c->cap_offs) {
+                size_t cap = c->cap_offs ? c->cap_offs * 2 : 512;
+                uint32_t *p = realloc(c->offs, cap * sizeof *p);
+                if (p == NULL) return CN_ENOMEM;
+                c->offs = p;
+                c->cap_offs = cap;
+            }
+            c->offs[c->n_terms] = (uint32_t)c->r->terms.len;
             if (cn_buf_append(&c->r->terms, tok, len) < 0 || cn_buf_putc(&c->r->terms, '\0') < 0)
                 return CN_ENOMEM;
-            c->slots[h] = off + 1;
-            c->n_terms++;
+            c->slots[h] = (uint32_t)++c->n_terms;
             break;
         }
-        if (strncmp(c->r->terms.data + (v - 1), tok, len) == 0 && c->r->terms.data[v - 1 + len] == '\0')
+        if (strncmp(c->r->terms.data + c->offs[v - 1], tok, len) == 0 &&
+            c->r->terms.data[c->offs[v - 1] + len] == '\0')
             break;
         h = (h + 1) & (c->n_slots - 1);
     }
@@ -103,11 +112,11 @@ static int flush_doc(dt_ctx *c, size_t *cap_dt)
     uint32_t *offs = malloc((c->n_touched ? c->n_touched : 1) * 2 * sizeof *offs);
     if (offs == NULL) return CN_ENOMEM;
     for (size_t k = 0; k < c->n_touched; k++) {
-        offs[2 * k] = c->slots[c->touched[k]] - 1;
+        offs[2 * k] = c->slots[c->touched[k]] - 1;   /* the term's ordinal */
         offs[2 * k + 1] = c->count[c->touched[k]];
         c->count[c->touched[k]] = 0;
     }
-    /* pairs sorted by term offset: first appearance order in the file */
+    /* pairs sorted by term ordinal: first appearance order in the file */
     qsort(offs, c->n_touched, 2 * sizeof *offs, cmp_u32);
     if (r->n_dt + c->n_touched > *cap_dt) {
         size_t cap = *cap_dt ? *cap_dt : 1024;
@@ -196,6 +205,7 @@ out:
     cn_buf_free(&doc);
     free(owner);
     free(line_start);
+    free(c.offs);
     free(c.slots);
     free(c.count);
     free(c.touched);

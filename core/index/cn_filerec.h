@@ -54,8 +54,8 @@ typedef struct cn_file_rec {
 
     /* BM25 input, computed once per content (cn_docterms.c): document k is
      * the file node for k = 0, node k-1 otherwise; its distinct terms with
-     * their counts are the pairs dt[2i] (offset of the term in `terms`),
-     * dt[2i+1] (count) for i in [doc_off[k], doc_off[k+1]). */
+     * their counts are the pairs dt[2i] (the term's ordinal: the n-th
+     * string of `terms`), dt[2i+1] (count) for i in [doc_off[k], doc_off[k+1]). */
     cn_buf terms;            /* the file's distinct terms, NUL-separated */
     uint32_t *dt;
     size_t n_dt;

@@ -9,7 +9,7 @@
  *   4 POOLS   the files' string pools, concatenated
  *   5 STRTAB  NUL-terminated strings
  *   6 TERMS   the files' BM25 term pools, concatenated
- *   7 DT      u32 pairs (term offset within the file's pool, count)
+ *   7 DT      u32 pairs (term ordinal within the file's pool, count)
  *   8 DOCOFF  per file n_nodes + 2 u32: its documents' ranges within its pairs
  * Files are sorted by path (the walk's order). */
 #include "cn_records.h"
@@ -21,7 +21,7 @@
 #include "cn_idxfile.h"
 
 #define RECS_MAGIC "CNRECS\0\0"
-#define RECS_VERSION 2
+#define RECS_VERSION 3
 
 enum { S_FILES = 1, S_NODES = 2, S_REFS = 3, S_POOLS = 4, S_STRTAB = 5, S_TERMS = 6, S_DT = 7,
        S_DOCOFF = 8 };
@@ -256,11 +256,15 @@ int cn_records_open(const char *path, const cn_langs *langs, cn_records **out)
                     rc = bad(path, "BM25 document ranges out of order");
                     goto fail;
                 }
-            for (size_t k = 0; k < d->n_dt; k++)
-                if (x->dt[2 * k] >= d->terms_len) {
-                    rc = bad(path, "BM25 term out of bounds");
-                    goto fail;
-                }
+            {
+                uint32_t n_terms = 0;
+                for (uint32_t k = 0; k < d->terms_len; k++) n_terms += terms[d->terms_off + k] == '\0';
+                for (size_t k = 0; k < d->n_dt; k++)
+                    if (x->dt[2 * k] >= n_terms) {
+                        rc = bad(path, "BM25 term out of bounds");
+                        goto fail;
+                    }
+            }
         }
     }
     cn_idx_close(f);

@@ -35,10 +35,18 @@ static void add_node(cn_file_rec *r, int kind, const char *name, const char *qua
 }
 
 /* the count of `term` in document k */
+/* the n-th string of the record's term pool */
+static const char *term_at(const cn_file_rec *r, uint32_t ord)
+{
+    const char *t = r->terms.data;
+    while (ord-- > 0) t += strlen(t) + 1;
+    return t;
+}
+
 static uint32_t count_of(const cn_file_rec *r, size_t k, const char *term)
 {
     for (uint32_t p = r->doc_off[k]; p < r->doc_off[k + 1]; p++)
-        if (strcmp(r->terms.data + r->dt[2 * p], term) == 0) return r->dt[2 * p + 1];
+        if (strcmp(term_at(r, r->dt[2 * p]), term) == 0) return r->dt[2 * p + 1];
     return 0;
 }
 
@@ -97,8 +105,14 @@ int main(void)
     for (size_t k = 0; k < 4; k++) {
         cn_bm25_add(a, (uint32_t)k, docs[k], strlen(docs[k]));
         for (uint32_t p = r.doc_off[k]; p < r.doc_off[k + 1]; p++) {
-            const char *t = r.terms.data + r.dt[2 * p];
-            cn_bm25_add_term(b, (uint32_t)k, t, strlen(t), r.dt[2 * p + 1]);
+            const char *t = term_at(&r, r.dt[2 * p]);
+            uint32_t h = 0;
+            if (k % 2) {
+                cn_bm25_add_term(b, (uint32_t)k, t, strlen(t), r.dt[2 * p + 1]);
+            } else {
+                cn_bm25_intern(b, t, strlen(t), &h);
+                cn_bm25_add_handle(b, (uint32_t)k, h, r.dt[2 * p + 1]);
+            }
         }
     }
     is_int(cn_bm25_write(a, 4, a_path), 0, "index from text written");

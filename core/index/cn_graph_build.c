@@ -1,0 +1,320 @@
+/* Symbol graph writer (API in cn_graph.h; name resolution in
+ * cn_graph_resolve.c).
+ *
+ * File: a cn_idxfile container, magic "CNGRAPH\0", format version 1,
+ * integers in host order (like every codenib index).  The layout is CSR
+ * (compressed sparse rows): the edges sorted by source, one offset per
+ * node into them, plus index arrays for the other direction and for
+ * unresolved names.  Sections:
+ *
+ *   1 META        32 bytes: u32 n_nodes, u32 n_edges, u32 n_in (resolved
+ *                 edges), u32 n_unres (unresolved edges), 16 bytes zero.
+ *   2 OUT_OFFS    u32 x (n_nodes + 1): node v's out-edges are
+ *                 EDGES[offs[v], offs[v+1]); offs[0] = 0, non-decreasing,
+ *                 offs[n_nodes] = n_edges.
+ *   3 EDGES       n_edges x 24 bytes:
+ *                   0 u32 src      4 u32 dst (UINT32_MAX: unresolved)
+ *                   8 u32 line    12 u32 column
+ *                  16 u32 name (STRTAB offset: the name as written)
+ *                  20 u8 type     21 u8 resolved   22 u16 zero
+ *                 sorted by (src, type, line, column, dst, name), so each
+ *                 node's out-edges come in the order the API promises;
+ *                 no two edges share (src, type, dst, line, column) (and
+ *                 name, when unresolved).  CONTAINS edges have line 0,
+ *                 column 0, name "".
+ *   4 IN_OFFS     u32 x (n_nodes + 1): node v's in-edges are
+ *                 IN_EDGES[offs[v], offs[v+1]) (same rules, ends at n_in).
+ *   5 IN_EDGES    u32 x n_in: indexes into EDGES of every resolved edge,
+ *                 sorted by (dst, type, line, column, src, index).
+ *   6 UNRES_NAME  u32 x n_unres: indexes of the unresolved edges sorted by
+ *                 (name bytes, index), for exact lookups.
+ *   7 UNRES_LAST  n_unres x {u32 key, u32 edge}: key is the STRTAB offset
+ *                 of the last component of the edge's name (after the
+ *                 last '.', "->" or "::"; a suffix of the name, so it
+ *                 shares its bytes; C include targets are not split),
+ *                 sorted by (key bytes, edge).
+ *   8 STRTAB      NUL-terminated strings, each stored once, starting with
+ *                 "" at offset 0, in order of first use by EDGES.
+ *
+ * Determinism: the resolver walks records in order and only uses sorted
+ * tables; here every sort has a total order and the string table is laid
+ * out in edge order, so identical records give identical bytes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cn_graph.h"
+#include "cn_idxfile.h"
+
+#define NONE UINT32_MAX
+
+enum { S_META = 1, S_OUT_OFFS, S_EDGES, S_IN_OFFS, S_IN_EDGES, S_UNRES_NAME, S_UNRES_LAST, S_STRTAB };
+
+typedef struct edge_disk {
+    uint32_t src, dst, line, column, name;
+    uint8_t type, resolved;
+    uint16_t reserved;
+} edge_disk;
+
+typedef struct unres_disk {
+    uint32_t key, edge;
+} unres_disk;
+
+const char *cn_edge_type_name(int type)
+{
+    switch (type) {
+    case CN_EDGE_CONTAINS: return "contains";
+    case CN_EDGE_CALLS: return "calls";
+    case CN_EDGE_REFERENCES: return "references";
+    case CN_EDGE_IMPORTS: return "imports";
+    case CN_EDGE_INHERITS: return "inherits";
+    default: return "unknown";
+    }
+}
+
+static int cmp_u32(uint32_t a, uint32_t b)
+{
+    return (a > b) - (a < b);
+}
+
+static int cmp_tmp(const void *a, const void *b)
+{
+    const cn_graph_tmp_edge *x = a, *y = b;
+    int d = cmp_u32(x->src, y->src);
+    if (!d) d = cmp_u32(x->type, y->type);
+    if (!d) d = cmp_u32(x->line, y->line);
+    if (!d) d = cmp_u32(x->column, y->column);
+    if (!d) d = cmp_u32(x->dst, y->dst);
+    if (!d) d = strcmp(x->name, y->name);
+    return d;
+}
+
+static int cmp_in(const void *a, const void *b, void *arg)
+{
+    const edge_disk *e = arg;
+    const edge_disk *x = &e[*(const uint32_t *)a], *y = &e[*(const uint32_t *)b];
+    int d = cmp_u32(x->dst, y->dst);
+    if (!d) d = cmp_u32(x->type, y->type);
+    if (!d) d = cmp_u32(x->line, y->line);
+    if (!d) d = cmp_u32(x->column, y->column);
+    if (!d) d = cmp_u32(x->src, y->src);
+    return d ? d : cmp_u32(*(const uint32_t *)a, *(const uint32_t *)b);
+}
+
+typedef struct name_ctx {
+    const edge_disk *edges;
+    const char *strtab;
+} name_ctx;
+
+static int cmp_unres_name(const void *a, const void *b, void *arg)
+{
+    const name_ctx *c = arg;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int d = strcmp(c->strtab + c->edges[x].name, c->strtab + c->edges[y].name);
+    return d ? d : cmp_u32(x, y);
+}
+
+static int cmp_unres_last(const void *a, const void *b, void *arg)
+{
+    const name_ctx *c = arg;
+    const unres_disk *x = a, *y = b;
+    int d = strcmp(c->strtab + x->key, c->strtab + y->key);
+    return d ? d : cmp_u32(x->edge, y->edge);
+}
+
+/* ---- string table with interning ------------------------------------------ */
+
+typedef struct strtab {
+    cn_buf buf;
+    uint32_t *slots;   /* offset + 1; 0 = empty */
+    size_t n_slots, n_used;
+    bool oom;
+} strtab;
+
+static uint32_t st_hash(const char *s, size_t n)
+{
+    return (uint32_t)cn_hash64(s, n, 0x9e3779b97f4a7c15ull);
+}
+
+static bool st_grow(strtab *t)
+{
+    size_t ns = t->n_slots ? t->n_slots * 2 : 4096;
+    uint32_t *slots = calloc(ns, sizeof *slots);
+    if (slots == NULL) return false;
+    for (size_t i = 0; i < t->n_slots; i++) {
+        uint32_t v = t->slots[i];
+        const char *s;
+        size_t h;
+        if (!v) continue;
+        s = t->buf.data + v - 1;
+        h = st_hash(s, strlen(s)) & (ns - 1);
+        while (slots[h]) h = (h + 1) & (ns - 1);
+        slots[h] = v;
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->n_slots = ns;
+    return true;
+}
+
+static uint32_t st_intern(strtab *t, const char *s)
+{
+    size_t n = strlen(s), h;
+    uint32_t off;
+    if (t->oom) return 0;
+    if ((t->n_used + 1) * 2 > t->n_slots && !st_grow(t)) {
+        t->oom = true;
+        return 0;
+    }
+    h = st_hash(s, n) & (t->n_slots - 1);
+    while (t->slots[h]) {
+        const char *x = t->buf.data + t->slots[h] - 1;
+        if (strcmp(x, s) == 0) return t->slots[h] - 1;
+        h = (h + 1) & (t->n_slots - 1);
+    }
+    if (t->buf.len + n + 1 >= UINT32_MAX) {
+        t->oom = true;
+        return 0;
+    }
+    off = (uint32_t)t->buf.len;
+    if (cn_buf_append(&t->buf, s, n + 1) < 0) {
+        t->oom = true;
+        return 0;
+    }
+    t->slots[h] = off + 1;
+    t->n_used++;
+    return off;
+}
+
+/* ---- writer ----------------------------------------------------------------- */
+
+int cn_graph_write(const cn_file_rec *recs, size_t n, const char *path, cn_graph_stats *stats)
+{
+    cn_graph_tmp_edges tmp = {NULL, 0, 0};
+    strtab st;
+    edge_disk *edges = NULL;
+    uint32_t *out_offs = NULL, *in_offs = NULL, *in_edges = NULL, *unres_name = NULL, meta[8];
+    unres_disk *unres_last = NULL;
+    uint32_t n_nodes = 0, n_in = 0, n_unres = 0;
+    size_t ne = 0;
+    cn_idx_writer *w = NULL;
+    cn_graph_stats s;
+    int rc;
+
+    memset(&st, 0, sizeof st);
+    memset(&s, 0, sizeof s);
+    if ((rc = cn_graph_resolve(recs, n, &tmp, &n_nodes)) < 0) goto out;
+    if (tmp.len > 1) qsort(tmp.items, tmp.len, sizeof *tmp.items, cmp_tmp);
+    /* duplicates (same src, type, dst, line, column; and name when
+     * unresolved) are adjacent after sorting: keep the first */
+    for (size_t i = 0; i < tmp.len; i++) {
+        const cn_graph_tmp_edge *e = &tmp.items[i];
+        if (ne > 0) {
+            const cn_graph_tmp_edge *p = &tmp.items[ne - 1];
+            if (p->src == e->src && p->type == e->type && p->dst == e->dst && p->line == e->line &&
+                p->column == e->column && (e->dst != NONE || strcmp(p->name, e->name) == 0))
+                continue;
+        }
+        tmp.items[ne++] = *e;
+    }
+    if (ne >= UINT32_MAX) {
+        rc = cn_error_set(CN_EINVAL, "too many edges for the symbol graph (%zu)", ne);
+        goto out;
+    }
+    edges = calloc(ne ? ne : 1, sizeof *edges);
+    out_offs = calloc((size_t)n_nodes + 1, sizeof *out_offs);
+    in_offs = calloc((size_t)n_nodes + 1, sizeof *in_offs);
+    if (edges == NULL || out_offs == NULL || in_offs == NULL) {
+        rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
+        goto out;
+    }
+    st_intern(&st, "");
+    for (size_t i = 0; i < ne; i++) {
+        const cn_graph_tmp_edge *e = &tmp.items[i];
+        edge_disk *d = &edges[i];
+        d->src = e->src;
+        d->dst = e->dst;
+        d->line = e->line;
+        d->column = e->column;
+        d->name = st_intern(&st, e->name);
+        d->type = e->type;
+        d->resolved = e->dst != NONE;
+        out_offs[e->src + 1]++;
+        s.by_type[e->type]++;
+        if (e->dst != NONE) {
+            in_offs[e->dst + 1]++;
+            n_in++;
+            s.resolved_by_type[e->type]++;
+            if (e->type != CN_EDGE_CONTAINS) s.resolved++;
+        } else {
+            n_unres++;
+            s.unresolved++;
+        }
+    }
+    if (st.oom || st.buf.oom) {
+        rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
+        goto out;
+    }
+    for (uint32_t v = 0; v < n_nodes; v++) {
+        out_offs[v + 1] += out_offs[v];
+        in_offs[v + 1] += in_offs[v];
+    }
+    in_edges = malloc((n_in ? n_in : 1) * sizeof *in_edges);
+    unres_name = malloc((n_unres ? n_unres : 1) * sizeof *unres_name);
+    unres_last = malloc((n_unres ? n_unres : 1) * sizeof *unres_last);
+    if (in_edges == NULL || unres_name == NULL || unres_last == NULL) {
+        rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
+        goto out;
+    }
+    {
+        uint32_t a = 0, b = 0;
+        for (size_t i = 0; i < ne; i++) {
+            if (edges[i].resolved) {
+                in_edges[a++] = (uint32_t)i;
+            } else {
+                unres_name[b] = (uint32_t)i;
+                unres_last[b].key = edges[i].name + tmp.items[i].key;
+                unres_last[b].edge = (uint32_t)i;
+                b++;
+            }
+        }
+    }
+    {
+        name_ctx nc = {edges, st.buf.data};
+        if (n_in > 1) qsort_r(in_edges, n_in, sizeof *in_edges, cmp_in, edges);
+        if (n_unres > 1) {
+            qsort_r(unres_name, n_unres, sizeof *unres_name, cmp_unres_name, &nc);
+            qsort_r(unres_last, n_unres, sizeof *unres_last, cmp_unres_last, &nc);
+        }
+    }
+    memset(meta, 0, sizeof meta);
+    meta[0] = n_nodes;
+    meta[1] = (uint32_t)ne;
+    meta[2] = n_in;
+    meta[3] = n_unres;
+    if ((rc = cn_idx_writer_new(CN_GRAPH_MAGIC, CN_GRAPH_VERSION, &w)) < 0) goto out;
+    if ((rc = cn_idx_writer_add(w, S_META, meta, sizeof meta)) < 0 ||
+        (rc = cn_idx_writer_add(w, S_OUT_OFFS, out_offs, ((size_t)n_nodes + 1) * sizeof *out_offs)) < 0 ||
+        (rc = cn_idx_writer_add(w, S_EDGES, edges, ne * sizeof *edges)) < 0 ||
+        (rc = cn_idx_writer_add(w, S_IN_OFFS, in_offs, ((size_t)n_nodes + 1) * sizeof *in_offs)) < 0 ||
+        (rc = cn_idx_writer_add(w, S_IN_EDGES, in_edges, (size_t)n_in * sizeof *in_edges)) < 0 ||
+        (rc = cn_idx_writer_add(w, S_UNRES_NAME, unres_name, (size_t)n_unres * sizeof *unres_name)) < 0 ||
+        (rc = cn_idx_writer_add(w, S_UNRES_LAST, unres_last, (size_t)n_unres * sizeof *unres_last)) < 0 ||
+        (rc = cn_idx_writer_add(w, S_STRTAB, st.buf.data, st.buf.len)) < 0)
+        goto out;
+    if ((rc = cn_idx_writer_write(w, path)) < 0) goto out;
+    s.nodes = n_nodes;
+    s.edges = ne;
+    if (stats) *stats = s;
+out:
+    cn_idx_writer_free(w);
+    free(tmp.items);
+    free(st.slots);
+    cn_buf_free(&st.buf);
+    free(edges);
+    free(out_offs);
+    free(in_offs);
+    free(in_edges);
+    free(unres_name);
+    free(unres_last);
+    return rc;
+}

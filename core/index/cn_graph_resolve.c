@@ -1,0 +1,1212 @@
+/* Name resolution for the symbol graph (cn_graph.h): turns every reference
+ * a backend emitted into edges between node ids.
+ *
+ * CONTAINS: parent -> child for every node (a file node -> its top-level
+ * nodes).
+ *
+ * Python (language "python"), import-aware:
+ *   - A file's module name is its path without ".py"/".pyi", '/' -> '.';
+ *     "pkg/__init__.py" is "pkg".  Modules are looked up exactly, then (for
+ *     absolute names only) by a unique suffix at a dot boundary ("mylib.x"
+ *     finds "src/mylib/x.py"); a .py file wins over a .pyi of the same
+ *     module.
+ *   - Scope of a file: its top-level definitions (children of the file
+ *     node), its import bindings (IMPORT refs: name = local name, target =
+ *     dotted target, leading dots relative to the file's package) and its
+ *     star imports ("x.*": the top-level definitions of module x).  An
+ *     import inside a function binds in that function only (visible to it
+ *     and to functions nested in it); elsewhere it binds at file level.
+ *   - A CALL/REFERENCE "a.b.c" from node S: the head "a" is looked up in
+ *     S's enclosing functions innermost first (their nested definitions,
+ *     then their local imports; a class body also sees its own members when
+ *     the use is in the class body itself), then the file's top-level
+ *     definitions, then the file-level imports (the longest bound dotted
+ *     prefix: "import pkg.util" binds "pkg.util" and also "pkg"), then star
+ *     imports.  The rest is resolved inside what the head names: inside a
+ *     module its top-level symbol (a definition, else what that module
+ *     imports under that name, i.e. re-exports are followed, else its
+ *     submodule, else its star imports); inside a class its member
+ *     (own, then the bases depth-first, up to 8 levels).  Anything that
+ *     names a function's attribute or an unknown object stays unresolved.
+ *   - "self.m" / "cls.m" inside a method of class C (or inside a function
+ *     nested in one): C's member m, else the bases' (INHERIT refs of C,
+ *     resolved in the scope enclosing C, depth-first, up to depth 8, each
+ *     class visited once).  Longer chains ("self.user.save") stay
+ *     unresolved.
+ *   - An import target "pkg.mod.y": the top-level symbol y of module
+ *     pkg.mod (or its submodule y), else module pkg.mod.y itself, else the
+ *     longest module prefix and the rest inside it.  IMPORT refs give an
+ *     IMPORTS edge from the node holding the statement (the file node when
+ *     from is -1) to that node; "x.*" links to module x's file node.
+ *   - INHERIT refs give an INHERITS edge from the class to what the base's
+ *     name resolves to in the scope enclosing the class.
+ *   - When several top-level definitions share a name, the first (lowest
+ *     id) is taken.  Names starting with '.' (calls on call results) and
+ *     names not found anywhere (builtins, external modules, unknown
+ *     receivers) give an unresolved edge keeping the written name.
+ *
+ * C (language "c"), by scope:
+ *   - #include "x/y.h": the file at x/y.h relative to the including file's
+ *     directory ("." and ".." folded), else the one file whose path is
+ *     "x/y.h" or ends with "/x/y.h"; <system> headers stay unresolved.
+ *   - A CALL/REFERENCE N ("ops->read", "s.fn": unresolved by name): the
+ *     file's own static FUNCTION/VARIABLE N; else the file's own
+ *     definition of N (not a prototype) by kind rank: FUNCTION, MACRO,
+ *     VARIABLE, TYPEDEF, STRUCT/UNION/ENUM; else the repository's C
+ *     definitions of N of the best rank present (PROTOTYPE last).  Static
+ *     definitions of other files are candidates only in headers this file
+ *     includes directly (static inline functions).  Among several
+ *     candidates of that rank: those in this file, else those in a file
+ *     this file includes or in a .c file with the basename of a header it
+ *     includes; when that leaves none, all candidates.  Every remaining
+ *     candidate is linked (one edge each) when there are at most 4; more
+ *     than 4 give one unresolved edge (too ambiguous to be useful).
+ *
+ * Other languages: a name is looked up in its own file (the first node
+ * with that short name), else a unique node with that name among the
+ * files of the same language, else unresolved.  An import links to the
+ * file whose path equals its target, else stays unresolved.
+ *
+ * The written name of an IMPORTS edge is the import's target ("json",
+ * ".models.User", "list.h", "<stdio.h>").  Every structure here is either
+ * sorted with a total order or walked in record order, so the edges depend
+ * only on the records. */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <codenib/lang.h>
+
+#include "cn_graph.h"
+
+#define NONE UINT32_MAX
+#define MAX_DEPTH 24      /* nested resolutions (imports of imports ...) */
+#define MAX_BASE_DEPTH 8  /* inheritance levels searched for a member */
+#define MAX_LINKS 4       /* C: candidates linked for one ambiguous name */
+#define NAME_MAX_LEN 1024 /* longer dotted names are not resolved */
+
+enum { LANG_OTHER = 0, LANG_PY, LANG_C };
+
+typedef struct gnode {
+    const char *name;
+    uint32_t parent;    /* node id, NONE for a file node */
+    uint32_t file;      /* index in ctx.files */
+    uint32_t flags;
+    uint8_t kind;
+} gnode;
+
+typedef struct gfile {
+    const cn_file_rec *rec;
+    const char *path;
+    uint32_t node;       /* the file node */
+    int lang;
+    char *module;        /* Python module name (malloc'd), else NULL */
+    bool is_pkg;         /* __init__.py(i) */
+    bool pyi;
+    uint32_t bind_lo, bind_hi;   /* Python import bindings in ctx.binds */
+    uint32_t star_lo, star_hi;   /* Python star imports in ctx.stars */
+} gfile;
+
+typedef struct bind {
+    const char *name;    /* local name ("u", "os.path") */
+    const char *target;  /* dotted target */
+    uint32_t scope;      /* the function it binds in, or the file node */
+    uint32_t order;      /* the ref's index in its record */
+    uint32_t file;
+} bind;
+
+typedef struct star {
+    const char *target;  /* "x.y.*" */
+    uint32_t file;
+    uint32_t resolved;   /* file node of the module, NONE, or PENDING */
+} star;
+#define PENDING (UINT32_MAX - 1) /* being resolved */
+#define UNSET (UINT32_MAX - 2)   /* not resolved yet */
+
+typedef struct strent {  /* a string and a file, for module/path tables */
+    const char *key;
+    uint32_t file;
+    uint32_t rank;       /* ties: lower first (pyi = 1) */
+} strent;
+
+typedef struct ctx {
+    gnode *nodes;
+    uint32_t n_nodes;
+    gfile *files;
+    uint32_t n_files;
+    uint32_t *by_child;  /* non-file nodes by (parent, name, id) */
+    uint32_t *by_name;   /* non-file nodes by (name, id) */
+    uint32_t *by_fname;  /* non-file nodes by (file, name, id) */
+    uint32_t n_sym;      /* entries in each of the three */
+    strent *mods, *msuf, *paths, *bnames;
+    size_t n_mods, n_msuf, n_paths, n_bnames;
+    bind *binds;
+    size_t n_binds;
+    star *stars;
+    size_t n_stars;
+    uint32_t *base_off;  /* INHERIT refs by class node: CSR over node ids */
+    uint32_t *base_ref;  /* local ref indices */
+    uint32_t cur_inc[256];   /* C: files included by the current file */
+    size_t n_cur_inc;
+    cn_graph_tmp_edges *out;
+    bool oom;
+} ctx;
+
+/* ---- small helpers ------------------------------------------------------- */
+
+/* Compares NUL-terminated a with p[0, n). */
+static int cmp_sl(const char *a, const char *p, size_t n)
+{
+    int r = strncmp(a, p, n);
+    if (r) return r;
+    return a[n] != '\0' ? 1 : 0;
+}
+
+static int cmp_u32(uint32_t a, uint32_t b)
+{
+    return (a > b) - (a < b);
+}
+
+static bool is_func(int kind)
+{
+    return kind == CN_NODE_FUNCTION || kind == CN_NODE_METHOD;
+}
+
+static uint32_t last_component(const char *name)
+{
+    size_t k = 0;
+    for (size_t i = 0; name[i]; i++) {
+        if (name[i] == '.') k = i + 1;
+        else if (name[i] == '-' && name[i + 1] == '>') k = i + 2;
+        else if (name[i] == ':' && name[i + 1] == ':') k = i + 2;
+    }
+    return (uint32_t)k;
+}
+
+static void emit(ctx *c, uint8_t type, uint32_t src, uint32_t dst, uint32_t line, uint32_t col,
+                 const char *name, bool split_key)
+{
+    cn_graph_tmp_edges *v = c->out;
+    if (v->len == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 1024;
+        cn_graph_tmp_edge *p = realloc(v->items, cap * sizeof *p);
+        if (p == NULL) {
+            c->oom = true;
+            return;
+        }
+        v->items = p;
+        v->cap = cap;
+    }
+    if (name == NULL) name = "";
+    v->items[v->len++] = (cn_graph_tmp_edge){src, dst, line, col, name,
+                                             split_key ? last_component(name) : 0, type};
+}
+
+/* ---- name indexes --------------------------------------------------------- */
+
+static int cmp_child(const void *a, const void *b, void *arg)
+{
+    const ctx *c = arg;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int d = cmp_u32(c->nodes[x].parent, c->nodes[y].parent);
+    if (!d) d = strcmp(c->nodes[x].name, c->nodes[y].name);
+    return d ? d : cmp_u32(x, y);
+}
+
+static int cmp_name(const void *a, const void *b, void *arg)
+{
+    const ctx *c = arg;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int d = strcmp(c->nodes[x].name, c->nodes[y].name);
+    return d ? d : cmp_u32(x, y);
+}
+
+static int cmp_fname(const void *a, const void *b, void *arg)
+{
+    const ctx *c = arg;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int d = cmp_u32(c->nodes[x].file, c->nodes[y].file);
+    if (!d) d = strcmp(c->nodes[x].name, c->nodes[y].name);
+    return d ? d : cmp_u32(x, y);
+}
+
+static int cmp_strent(const void *a, const void *b)
+{
+    const strent *x = a, *y = b;
+    int d = strcmp(x->key, y->key);
+    if (!d) d = cmp_u32(x->rank, y->rank);
+    return d ? d : cmp_u32(x->file, y->file);
+}
+
+static int cmp_bind(const void *a, const void *b)
+{
+    const bind *x = a, *y = b;
+    int d = cmp_u32(x->file, y->file);
+    if (!d) d = strcmp(x->name, y->name);
+    return d ? d : cmp_u32(x->order, y->order);
+}
+
+/* The first child of `parent` named s[0, n), or NONE. */
+static uint32_t child_find(const ctx *c, uint32_t parent, const char *s, size_t n)
+{
+    size_t lo = 0, hi = c->n_sym;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const gnode *g = &c->nodes[c->by_child[mid]];
+        int d = cmp_u32(g->parent, parent);
+        if (!d) d = cmp_sl(g->name, s, n);
+        if (d < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < c->n_sym) {
+        const gnode *g = &c->nodes[c->by_child[lo]];
+        if (g->parent == parent && cmp_sl(g->name, s, n) == 0) return c->by_child[lo];
+    }
+    return NONE;
+}
+
+/* Range [*lo, *hi) of by_name entries named s. */
+static void name_range(const ctx *c, const char *s, size_t *lo_out, size_t *hi_out)
+{
+    size_t lo = 0, hi = c->n_sym, start;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(c->nodes[c->by_name[mid]].name, s) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    start = lo;
+    hi = c->n_sym;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(c->nodes[c->by_name[mid]].name, s) <= 0) lo = mid + 1;
+        else hi = mid;
+    }
+    *lo_out = start;
+    *hi_out = lo;
+}
+
+/* Range of by_fname entries of file f named s. */
+static void fname_range(const ctx *c, uint32_t f, const char *s, size_t *lo_out, size_t *hi_out)
+{
+    size_t lo = 0, hi = c->n_sym, start;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const gnode *g = &c->nodes[c->by_fname[mid]];
+        int d = cmp_u32(g->file, f);
+        if (!d) d = strcmp(g->name, s);
+        if (d < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    start = lo;
+    while (lo < c->n_sym) {
+        const gnode *g = &c->nodes[c->by_fname[lo]];
+        if (g->file != f || strcmp(g->name, s) != 0) break;
+        lo++;
+    }
+    *lo_out = start;
+    *hi_out = lo;
+}
+
+/* First entry of a strent table whose key is s[0, n) (SIZE_MAX if none). */
+static size_t strent_find(const strent *t, size_t len, const char *s, size_t n)
+{
+    size_t lo = 0, hi = len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp_sl(t[mid].key, s, n) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < len && cmp_sl(t[lo].key, s, n) == 0 ? lo : SIZE_MAX;
+}
+
+/* ---- Python ---------------------------------------------------------------- */
+
+/* The file index of module s[0, n): exact, else (allow_suffix) the one
+ * module whose name ends with "." + s. */
+static uint32_t py_module(const ctx *c, const char *s, size_t n, bool allow_suffix)
+{
+    size_t i = strent_find(c->mods, c->n_mods, s, n);
+    if (i != SIZE_MAX) return c->mods[i].file;
+    if (!allow_suffix) return NONE;
+    i = strent_find(c->msuf, c->n_msuf, s, n);
+    if (i == SIZE_MAX) return NONE;
+    /* unique: every entry with this suffix belongs to the same module */
+    for (size_t k = i + 1; k < c->n_msuf && cmp_sl(c->msuf[k].key, s, n) == 0; k++)
+        if (strcmp(c->files[c->msuf[k].file].module, c->files[c->msuf[i].file].module) != 0)
+            return NONE;
+    return c->msuf[i].file;
+}
+
+/* Makes a (possibly relative) dotted target absolute for file f into buf;
+ * returns its length, or -1 when it climbs above the root or is too long.
+ * *relative tells whether it had leading dots. */
+static int py_absolute(const ctx *c, uint32_t f, const char *t, size_t tn, char *buf, size_t cap,
+                       bool *relative)
+{
+    size_t dots = 0, plen;
+    const char *mod = c->files[f].module;
+    *relative = false;
+    while (dots < tn && t[dots] == '.') dots++;
+    if (dots == 0) {
+        if (tn + 1 > cap) return -1;
+        memcpy(buf, t, tn);
+        buf[tn] = '\0';
+        return (int)tn;
+    }
+    *relative = true;
+    if (mod == NULL) return -1;
+    /* the package: the module itself for __init__, else its parent */
+    plen = strlen(mod);
+    if (!c->files[f].is_pkg) {
+        const char *dot = strrchr(mod, '.');
+        plen = dot ? (size_t)(dot - mod) : 0;
+    }
+    for (size_t k = 1; k < dots; k++) {
+        if (plen == 0) return -1;
+        while (plen > 0 && mod[plen - 1] != '.') plen--;
+        if (plen > 0) plen--;
+    }
+    t += dots;
+    tn -= dots;
+    if (plen + 1 + tn + 1 > cap) return -1;
+    memcpy(buf, mod, plen);
+    if (plen && tn) buf[plen++] = '.';
+    memcpy(buf + plen, t, tn);
+    buf[plen + tn] = '\0';
+    return (int)(plen + tn);
+}
+
+static uint32_t py_resolve_target(ctx *c, uint32_t f, const char *t, size_t tn, int depth);
+static uint32_t py_in_module(ctx *c, uint32_t f, const char *s, size_t n, int depth);
+static uint32_t py_lookup(ctx *c, uint32_t f, uint32_t start, const char *s, size_t n, int depth);
+
+typedef struct visited {
+    uint32_t ids[64];
+    size_t n;
+} visited;
+
+static bool visit(visited *v, uint32_t id)
+{
+    for (size_t i = 0; i < v->n; i++)
+        if (v->ids[i] == id) return false;
+    if (v->n < 64) v->ids[v->n++] = id;
+    return true;
+}
+
+/* Member m[0, mn) of class cls: its own, else its bases', depth-first. */
+static uint32_t py_member(ctx *c, uint32_t cls, const char *m, size_t mn, int bdepth, visited *v,
+                          int depth)
+{
+    uint32_t id = child_find(c, cls, m, mn);
+    const gnode *g = &c->nodes[cls];
+    const cn_file_rec *r = c->files[g->file].rec;
+    if (id != NONE) return id;
+    if (bdepth >= MAX_BASE_DEPTH || depth > MAX_DEPTH) return NONE;
+    for (uint32_t k = c->base_off[cls]; k < c->base_off[cls + 1]; k++) {
+        const cn_rec_ref *ref = &r->refs[c->base_ref[k]];
+        const char *bn = cn_rec_str(r, ref->name);
+        uint32_t start = g->parent, b;
+        if (bn == NULL) continue;
+        b = py_lookup(c, g->file, start, bn, strlen(bn), depth + 1);
+        if (b == NONE || c->nodes[b].kind != CN_NODE_CLASS || !visit(v, b)) continue;
+        id = py_member(c, b, m, mn, bdepth + 1, v, depth + 1);
+        if (id != NONE) return id;
+    }
+    return NONE;
+}
+
+/* What s[0, n) ("b.c", may be empty) names inside node id. */
+static uint32_t py_descend(ctx *c, uint32_t id, const char *s, size_t n, int depth)
+{
+    const gnode *g;
+    const char *dot;
+    size_t h;
+    if (n == 0 || id == NONE) return id;
+    if (depth > MAX_DEPTH) return NONE;
+    g = &c->nodes[id];
+    if (g->kind == CN_NODE_FILE) return py_in_module(c, g->file, s, n, depth + 1);
+    if (g->kind != CN_NODE_CLASS) return NONE;
+    dot = memchr(s, '.', n);
+    h = dot ? (size_t)(dot - s) : n;
+    {
+        visited v = {{0}, 0};
+        visit(&v, id);
+        id = py_member(c, id, s, h, 0, &v, depth + 1);
+    }
+    return dot ? py_descend(c, id, dot + 1, n - h - 1, depth + 1) : id;
+}
+
+/* Resolves binding target t[0, tn) followed by ".rest" in file f. */
+static uint32_t py_follow(ctx *c, uint32_t f, const char *t, size_t tn, const char *rest,
+                          size_t rn, int depth)
+{
+    char buf[NAME_MAX_LEN];
+    size_t len = 0;
+    if (tn + 1 + rn + 1 > sizeof buf) return NONE;
+    memcpy(buf, t, tn);
+    len = tn;
+    if (rn) {
+        if (len && buf[len - 1] != '.') buf[len++] = '.';
+        memcpy(buf + len, rest, rn);
+        len += rn;
+    }
+    buf[len] = '\0';
+    return py_resolve_target(c, f, buf, len, depth + 1);
+}
+
+/* The binding of file f in `scope` for the longest dotted prefix of s[0, n)
+ * it binds; *k receives that prefix's length, *tn the length of the
+ * target to use (an implicit "import a.b" binding of "a" uses "a"). */
+static const bind *py_bind(const ctx *c, uint32_t f, uint32_t scope, const char *s, size_t n,
+                           size_t *k, size_t *tn)
+{
+    const gfile *gf = &c->files[f];
+    size_t plen = n;
+    for (;;) {
+        size_t lo = gf->bind_lo, hi = gf->bind_hi;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (cmp_sl(c->binds[mid].name, s, plen) < 0) lo = mid + 1;
+            else hi = mid;
+        }
+        for (; lo < gf->bind_hi && cmp_sl(c->binds[lo].name, s, plen) == 0; lo++)
+            if (c->binds[lo].scope == scope) {
+                *k = plen;
+                *tn = strlen(c->binds[lo].target);
+                return &c->binds[lo];
+            }
+        while (plen > 0 && s[plen - 1] != '.') plen--;
+        if (plen == 0) break;
+        plen--; /* drop the dot */
+        if (plen == 0) break;
+    }
+    /* "import a.b" also binds "a" */
+    {
+        const char *dot = memchr(s, '.', n);
+        size_t h = dot ? (size_t)(dot - s) : n;
+        for (uint32_t i = gf->bind_lo; i < gf->bind_hi; i++) {
+            const bind *b = &c->binds[i];
+            if (b->scope == scope && strncmp(b->name, s, h) == 0 && b->name[h] == '.' &&
+                strcmp(b->name, b->target) == 0) {
+                *k = h;
+                *tn = h;
+                return b;
+            }
+        }
+    }
+    return NULL;
+}
+
+/* Resolves s[0, n) through one binding lookup in `scope`; NONE if unbound. */
+static uint32_t py_via_bind(ctx *c, uint32_t f, uint32_t scope, const char *s, size_t n,
+                            int depth, bool *bound)
+{
+    size_t k = 0, tn = 0;
+    const bind *b = py_bind(c, f, scope, s, n, &k, &tn);
+    *bound = b != NULL;
+    if (b == NULL) return NONE;
+    return py_follow(c, f, b->target, tn, k < n ? s + k + 1 : "", k < n ? n - k - 1 : 0, depth);
+}
+
+static uint32_t py_star_module(ctx *c, star *st, int depth)
+{
+    if (st->resolved == PENDING) return NONE; /* a cycle of star imports */
+    if (st->resolved != UNSET) return st->resolved;
+    {
+        size_t tn = strlen(st->target);
+        uint32_t r;
+        st->resolved = PENDING;
+        if (tn >= 2 && st->target[tn - 1] == '*' && st->target[tn - 2] == '.') tn -= 2;
+        else if (tn >= 1 && st->target[tn - 1] == '*') tn -= 1;
+        r = py_resolve_target(c, st->file, st->target, tn, depth + 1);
+        if (r != NONE && c->nodes[r].kind != CN_NODE_FILE) r = NONE;
+        st->resolved = r;
+        return r;
+    }
+}
+
+/* What s[0, n) ("sym" or "sym.rest") names inside module file f. */
+static uint32_t py_in_module(ctx *c, uint32_t f, const char *s, size_t n, int depth)
+{
+    const gfile *gf = &c->files[f];
+    const char *dot = memchr(s, '.', n);
+    size_t h = dot ? (size_t)(dot - s) : n, rn = dot ? n - h - 1 : 0;
+    const char *rest = dot ? dot + 1 : "";
+    uint32_t id;
+    if (depth > MAX_DEPTH || gf->lang != LANG_PY) return NONE;
+    id = child_find(c, gf->node, s, h);
+    if (id != NONE) return py_descend(c, id, rest, rn, depth + 1);
+    /* an import of that module under this name (a re-export) */
+    {
+        size_t k = 0, tn = 0;
+        const bind *b = py_bind(c, f, gf->node, s, h, &k, &tn);
+        if (b != NULL) {
+            char abs[NAME_MAX_LEN], self[NAME_MAX_LEN];
+            bool rel;
+            int al = py_absolute(c, f, b->target, tn, abs, sizeof abs, &rel);
+            int sl = gf->module ? snprintf(self, sizeof self, "%s.%.*s", gf->module, (int)h, s) : -1;
+            /* "from . import sub" in pkg/__init__: the submodule, below */
+            if (!(al >= 0 && sl > 0 && strcmp(abs, self) == 0)) {
+                id = py_follow(c, f, b->target, tn, rest, rn, depth);
+                if (id != NONE) return id;
+            }
+        }
+    }
+    /* a submodule */
+    if (gf->module && gf->is_pkg) {
+        char sub[NAME_MAX_LEN];
+        int sl = snprintf(sub, sizeof sub, "%s.%.*s", gf->module, (int)h, s);
+        if (sl > 0 && (size_t)sl < sizeof sub) {
+            uint32_t m = py_module(c, sub, (size_t)sl, false);
+            if (m != NONE) return py_descend(c, c->files[m].node, rest, rn, depth + 1);
+        }
+    }
+    for (uint32_t i = gf->star_lo; i < gf->star_hi; i++) {
+        uint32_t m = py_star_module(c, &c->stars[i], depth + 1);
+        if (m == NONE) continue;
+        id = child_find(c, m, s, h);
+        if (id != NONE) return py_descend(c, id, rest, rn, depth + 1);
+    }
+    return NONE;
+}
+
+/* An absolute dotted name s[0, n) (see the top of the file). */
+static uint32_t py_resolve_abs(ctx *c, const char *s, size_t n, bool allow_suffix, int depth)
+{
+    size_t dots[64], nd = 0;
+    if (n == 0 || depth > MAX_DEPTH) return NONE;
+    for (size_t i = 0; i < n && nd < 64; i++)
+        if (s[i] == '.') dots[nd++] = i;
+    /* prefix lengths in components: n-1 (symbol in the parent module), n,
+     * then shorter ones */
+    {
+        size_t ncomp = nd + 1;
+        for (size_t step = 0; step < ncomp; step++) {
+            size_t k = step == 0 ? (ncomp >= 2 ? ncomp - 1 : ncomp)
+                                 : step == 1 ? (ncomp >= 2 ? ncomp : 0) : ncomp - step;
+            size_t plen;
+            uint32_t f, r;
+            if (k == 0) continue;
+            plen = k == ncomp ? n : dots[k - 1];
+            f = py_module(c, s, plen, allow_suffix);
+            if (f == NONE) continue;
+            if (k == ncomp) return c->files[f].node;
+            r = py_in_module(c, f, s + plen + 1, n - plen - 1, depth + 1);
+            if (r != NONE) return r;
+        }
+    }
+    return NONE;
+}
+
+static uint32_t py_resolve_target(ctx *c, uint32_t f, const char *t, size_t tn, int depth)
+{
+    char buf[NAME_MAX_LEN];
+    bool rel;
+    int len;
+    if (depth > MAX_DEPTH) return NONE;
+    len = py_absolute(c, f, t, tn, buf, sizeof buf, &rel);
+    if (len <= 0) return NONE;
+    return py_resolve_abs(c, buf, (size_t)len, !rel, depth + 1);
+}
+
+/* A plain or dotted name s[0, n) used in node `start` of file f. */
+static uint32_t py_lookup(ctx *c, uint32_t f, uint32_t start, const char *s, size_t n, int depth)
+{
+    const gfile *gf = &c->files[f];
+    const char *dot = memchr(s, '.', n);
+    size_t h = dot ? (size_t)(dot - s) : n, rn = dot ? n - h - 1 : 0;
+    const char *rest = dot ? dot + 1 : "";
+    uint32_t id;
+    bool bound;
+    if (h == 0 || depth > MAX_DEPTH) return NONE;
+    for (uint32_t x = start; x != NONE && x != gf->node; x = c->nodes[x].parent) {
+        int kind = c->nodes[x].kind;
+        if (!is_func(kind) && !(x == start && kind == CN_NODE_CLASS)) continue;
+        id = child_find(c, x, s, h);
+        if (id != NONE) return py_descend(c, id, rest, rn, depth + 1);
+        if (is_func(kind)) {
+            id = py_via_bind(c, f, x, s, n, depth + 1, &bound);
+            if (bound) return id;
+        }
+    }
+    id = child_find(c, gf->node, s, h);
+    if (id != NONE) return py_descend(c, id, rest, rn, depth + 1);
+    id = py_via_bind(c, f, gf->node, s, n, depth + 1, &bound);
+    if (bound) return id;
+    for (uint32_t i = gf->star_lo; i < gf->star_hi; i++) {
+        uint32_t m = py_star_module(c, &c->stars[i], depth + 1);
+        if (m == NONE) continue;
+        id = child_find(c, m, s, h);
+        if (id != NONE) return py_descend(c, id, rest, rn, depth + 1);
+    }
+    return NONE;
+}
+
+/* The class whose method (or a function nested in one) holds node x. */
+static uint32_t py_self_class(const ctx *c, uint32_t x)
+{
+    for (; x != NONE; x = c->nodes[x].parent) {
+        const gnode *g = &c->nodes[x];
+        if (g->kind == CN_NODE_METHOD || (g->kind == CN_NODE_FUNCTION && g->parent != NONE &&
+                                          c->nodes[g->parent].kind == CN_NODE_CLASS))
+            return c->nodes[g->parent].kind == CN_NODE_CLASS ? g->parent : NONE;
+        if (g->kind == CN_NODE_CLASS || g->kind == CN_NODE_FILE) return NONE;
+    }
+    return NONE;
+}
+
+static void py_file(ctx *c, uint32_t f)
+{
+    const gfile *gf = &c->files[f];
+    const cn_file_rec *r = gf->rec;
+    for (size_t i = 0; i < r->n_refs && !c->oom; i++) {
+        const cn_rec_ref *ref = &r->refs[i];
+        const char *name = cn_rec_str(r, ref->name);
+        uint32_t src = ref->from < 0 ? gf->node : gf->node + 1 + (uint32_t)ref->from, dst = NONE;
+        size_t n;
+        if (name == NULL) name = "";
+        n = strlen(name);
+        switch (ref->kind) {
+        case CN_REF_IMPORT: {
+            const char *t = cn_rec_str(r, ref->target);
+            size_t tn;
+            if (t == NULL) t = name;
+            tn = strlen(t);
+            if (tn >= 2 && t[tn - 1] == '*' && t[tn - 2] == '.') tn -= 2;
+            else if (tn >= 1 && t[tn - 1] == '*') tn -= 1;
+            if (tn) dst = py_resolve_target(c, f, t, tn, 0);
+            emit(c, CN_EDGE_IMPORTS, src, dst, ref->line, ref->column, t, true);
+            break;
+        }
+        case CN_REF_INHERIT:
+            if (n && n < NAME_MAX_LEN)
+                dst = py_lookup(c, f, c->nodes[src].kind == CN_NODE_FILE ? src : c->nodes[src].parent,
+                                name, n, 0);
+            emit(c, CN_EDGE_INHERITS, src, dst, ref->line, ref->column, name, true);
+            break;
+        case CN_REF_CALL:
+        case CN_REF_REFERENCE: {
+            uint8_t type = ref->kind == CN_REF_CALL ? CN_EDGE_CALLS : CN_EDGE_REFERENCES;
+            const char *dot = memchr(name, '.', n);
+            size_t h = dot ? (size_t)(dot - name) : n;
+            uint32_t cls;
+            if (n == 0 || n >= NAME_MAX_LEN || h == 0) {
+                /* ".split": a call on a call's result */
+            } else if (((h == 4 && memcmp(name, "self", 4) == 0) ||
+                        (h == 3 && memcmp(name, "cls", 3) == 0)) &&
+                       (cls = py_self_class(c, src)) != NONE) {
+                const char *m = dot ? dot + 1 : "";
+                if (dot && strchr(m, '.') == NULL && *m) {
+                    visited v = {{0}, 0};
+                    visit(&v, cls);
+                    dst = py_member(c, cls, m, strlen(m), 0, &v, 0);
+                }
+            } else {
+                dst = py_lookup(c, f, src, name, n, 0);
+            }
+            emit(c, type, src, dst, ref->line, ref->column, name, true);
+            break;
+        }
+        default:
+            break;
+        }
+    }
+}
+
+/* ---- C --------------------------------------------------------------------- */
+
+static int c_rank(int kind)
+{
+    switch (kind) {
+    case CN_NODE_FUNCTION: return 0;
+    case CN_NODE_MACRO: return 1;
+    case CN_NODE_VARIABLE: return 2;
+    case CN_NODE_TYPEDEF: return 3;
+    case CN_NODE_STRUCT:
+    case CN_NODE_UNION:
+    case CN_NODE_ENUM: return 4;
+    case CN_NODE_PROTOTYPE: return 5;
+    default: return 6;
+    }
+}
+
+static uint32_t path_find(const ctx *c, const char *p, size_t n)
+{
+    size_t i = strent_find(c->paths, c->n_paths, p, n);
+    return i == SIZE_MAX ? NONE : c->paths[i].file;
+}
+
+/* #include "name" from file f: a file index or NONE. */
+static uint32_t c_include(const ctx *c, uint32_t f, const char *name)
+{
+    char buf[NAME_MAX_LEN];
+    size_t len = 0, n = strlen(name);
+    const char *path = c->files[f].path, *slash = strrchr(path, '/'), *base;
+    uint32_t found = NONE;
+    if (n == 0 || n >= sizeof buf / 2) return NONE;
+    /* relative to the including file's directory, folding "." and ".." */
+    if (slash && (size_t)(slash - path) < sizeof buf / 2) {
+        len = (size_t)(slash - path);
+        memcpy(buf, path, len);
+    }
+    if (name[0] != '/') {
+        const char *p = name;
+        bool ok = true;
+        while (*p && ok) {
+            const char *e = strchr(p, '/');
+            size_t cl = e ? (size_t)(e - p) : strlen(p);
+            if (cl == 0 || (cl == 1 && p[0] == '.')) {
+            } else if (cl == 2 && p[0] == '.' && p[1] == '.') {
+                if (len == 0) ok = false;
+                while (len > 0 && buf[len - 1] != '/') len--;
+                if (len > 0) len--;
+            } else {
+                if (len) buf[len++] = '/';
+                memcpy(buf + len, p, cl);
+                len += cl;
+            }
+            p += cl;
+            if (*p == '/') p++;
+        }
+        if (ok && len) {
+            uint32_t r = path_find(c, buf, len);
+            if (r != NONE) return r;
+        }
+    }
+    /* else the one file that is `name` or ends with "/name" */
+    base = strrchr(name, '/');
+    base = base ? base + 1 : name;
+    {
+        size_t i = strent_find(c->bnames, c->n_bnames, base, strlen(base));
+        for (; i != SIZE_MAX && i < c->n_bnames && strcmp(c->bnames[i].key, base) == 0; i++) {
+            const char *fp = c->files[c->bnames[i].file].path;
+            size_t fl = strlen(fp);
+            if (strcmp(fp, name) == 0 || (fl > n && fp[fl - n - 1] == '/' && strcmp(fp + fl - n, name) == 0)) {
+                if (found != NONE && found != c->bnames[i].file) return NONE;
+                found = c->bnames[i].file;
+            }
+        }
+    }
+    return found;
+}
+
+static bool c_includes(const ctx *c, uint32_t file)
+{
+    for (size_t i = 0; i < c->n_cur_inc; i++)
+        if (c->cur_inc[i] == file) return true;
+    return false;
+}
+
+/* Whether file g is a .c with the basename of a header the current file includes. */
+static bool c_related_source(const ctx *c, uint32_t g)
+{
+    const char *p = c->files[g].path, *b = strrchr(p, '/');
+    size_t bl;
+    b = b ? b + 1 : p;
+    bl = strlen(b);
+    if (bl < 3 || strcmp(b + bl - 2, ".c") != 0) return false;
+    for (size_t i = 0; i < c->n_cur_inc; i++) {
+        const char *h = c->files[c->cur_inc[i]].path, *hb = strrchr(h, '/');
+        size_t hl;
+        hb = hb ? hb + 1 : h;
+        hl = strlen(hb);
+        if (hl == bl && strncmp(hb, b, bl - 2) == 0 && strcmp(hb + hl - 2, ".h") == 0) return true;
+    }
+    return false;
+}
+
+/* Resolves C name N used in file f into up to MAX_LINKS targets. */
+static size_t c_lookup(const ctx *c, uint32_t f, const char *name, uint32_t *out)
+{
+    size_t lo, hi, n = 0, best_rank = 99;
+    uint32_t cand[64];
+    size_t nc = 0, total = 0;
+    uint32_t best = NONE;
+    if (*name == '\0' || strchr(name, '.') || strstr(name, "->")) return 0;
+    fname_range(c, f, name, &lo, &hi);
+    for (size_t i = lo; i < hi; i++) {
+        const gnode *g = &c->nodes[c->by_fname[i]];
+        if ((g->flags & CN_NODE_F_STATIC) && (g->kind == CN_NODE_FUNCTION || g->kind == CN_NODE_VARIABLE)) {
+            out[0] = c->by_fname[i];
+            return 1;
+        }
+    }
+    for (size_t i = lo; i < hi; i++) {
+        const gnode *g = &c->nodes[c->by_fname[i]];
+        int rk = c_rank(g->kind);
+        if (g->kind == CN_NODE_PROTOTYPE || rk > 4) continue;
+        if ((size_t)rk < best_rank) {
+            best_rank = (size_t)rk;
+            best = c->by_fname[i];
+        }
+    }
+    if (best != NONE) {
+        out[0] = best;
+        return 1;
+    }
+    /* the repository's definitions of the best rank present */
+    name_range(c, name, &lo, &hi);
+    best_rank = 99;
+    for (size_t i = lo; i < hi; i++) {
+        const gnode *g = &c->nodes[c->by_name[i]];
+        int rk = c_rank(g->kind);
+        if (c->files[g->file].lang != LANG_C || rk > 5) continue;
+        if (g->file != f && (g->flags & CN_NODE_F_STATIC) && !c_includes(c, g->file)) continue;
+        if ((size_t)rk < best_rank) {
+            best_rank = (size_t)rk;
+            nc = total = 0;
+        }
+        if ((size_t)rk == best_rank) {
+            if (nc < 64) cand[nc++] = c->by_name[i];
+            total++;
+        }
+    }
+    if (total == 0 || total > 64) return 0;
+    if (total == 1) {
+        out[0] = cand[0];
+        return 1;
+    }
+    /* own file, else related files */
+    for (size_t i = 0; i < nc; i++)
+        if (c->nodes[cand[i]].file == f && n < MAX_LINKS) out[n++] = cand[i];
+    if (n) return n;
+    for (size_t i = 0; i < nc; i++) {
+        uint32_t g = c->nodes[cand[i]].file;
+        if (c_includes(c, g) || c_related_source(c, g)) {
+            if (n == MAX_LINKS) return 0;
+            out[n++] = cand[i];
+        }
+    }
+    if (n) return n;
+    if (nc > MAX_LINKS) return 0;
+    for (size_t i = 0; i < nc; i++) out[n++] = cand[i];
+    return n;
+}
+
+static void c_file(ctx *c, uint32_t f)
+{
+    const gfile *gf = &c->files[f];
+    const cn_file_rec *r = gf->rec;
+    c->n_cur_inc = 0;
+    for (size_t i = 0; i < r->n_refs && !c->oom; i++) {
+        const cn_rec_ref *ref = &r->refs[i];
+        const char *name = cn_rec_str(r, ref->name), *t = cn_rec_str(r, ref->target);
+        uint32_t src = ref->from < 0 ? gf->node : gf->node + 1 + (uint32_t)ref->from, dst = NONE;
+        if (ref->kind != CN_REF_IMPORT) continue;
+        if (name == NULL) name = "";
+        if (t == NULL) t = name;
+        if (t[0] != '<') {
+            uint32_t file = c_include(c, f, name);
+            if (file != NONE && file != f) {
+                dst = c->files[file].node;
+                if (!c_includes(c, file) && c->n_cur_inc < 256) c->cur_inc[c->n_cur_inc++] = file;
+            }
+        }
+        emit(c, CN_EDGE_IMPORTS, src, dst, ref->line, ref->column, t, false);
+    }
+    for (size_t i = 0; i < r->n_refs && !c->oom; i++) {
+        const cn_rec_ref *ref = &r->refs[i];
+        const char *name = cn_rec_str(r, ref->name);
+        uint32_t src = ref->from < 0 ? gf->node : gf->node + 1 + (uint32_t)ref->from;
+        uint32_t dst[MAX_LINKS];
+        uint8_t type;
+        size_t nd;
+        switch (ref->kind) {
+        case CN_REF_CALL: type = CN_EDGE_CALLS; break;
+        case CN_REF_REFERENCE: type = CN_EDGE_REFERENCES; break;
+        case CN_REF_INHERIT: type = CN_EDGE_INHERITS; break;
+        default: continue;
+        }
+        if (name == NULL) name = "";
+        nd = c_lookup(c, f, name, dst);
+        if (nd == 0) emit(c, type, src, NONE, ref->line, ref->column, name, true);
+        for (size_t k = 0; k < nd; k++) emit(c, type, src, dst[k], ref->line, ref->column, name, true);
+    }
+}
+
+/* ---- other languages --------------------------------------------------------- */
+
+static void other_file(ctx *c, uint32_t f)
+{
+    const gfile *gf = &c->files[f];
+    const cn_file_rec *r = gf->rec;
+    for (size_t i = 0; i < r->n_refs && !c->oom; i++) {
+        const cn_rec_ref *ref = &r->refs[i];
+        const char *name = cn_rec_str(r, ref->name);
+        uint32_t src = ref->from < 0 ? gf->node : gf->node + 1 + (uint32_t)ref->from, dst = NONE;
+        uint8_t type;
+        size_t lo, hi;
+        if (name == NULL) name = "";
+        switch (ref->kind) {
+        case CN_REF_CALL: type = CN_EDGE_CALLS; break;
+        case CN_REF_REFERENCE: type = CN_EDGE_REFERENCES; break;
+        case CN_REF_INHERIT: type = CN_EDGE_INHERITS; break;
+        case CN_REF_IMPORT: {
+            const char *t = cn_rec_str(r, ref->target);
+            uint32_t file;
+            if (t == NULL) t = name;
+            file = *t ? path_find(c, t, strlen(t)) : NONE;
+            emit(c, CN_EDGE_IMPORTS, src, file != NONE && file != f ? c->files[file].node : NONE,
+                 ref->line, ref->column, t, true);
+            continue;
+        }
+        default: continue;
+        }
+        fname_range(c, f, name, &lo, &hi);
+        if (lo < hi) {
+            dst = c->by_fname[lo];
+        } else if (*name) {
+            uint32_t one = NONE;
+            size_t count = 0;
+            name_range(c, name, &lo, &hi);
+            for (size_t k = lo; k < hi; k++) {
+                const gnode *g = &c->nodes[c->by_name[k]];
+                if (strcmp(c->files[g->file].rec->language, r->language) != 0) continue;
+                one = c->by_name[k];
+                count++;
+            }
+            if (count == 1) dst = one;
+        }
+        emit(c, type, src, dst, ref->line, ref->column, name, true);
+    }
+}
+
+/* ---- setup ---------------------------------------------------------------- */
+
+static int lang_of(const char *language)
+{
+    if (language == NULL) return LANG_OTHER;
+    if (strcmp(language, "python") == 0) return LANG_PY;
+    if (strcmp(language, "c") == 0) return LANG_C;
+    return LANG_OTHER;
+}
+
+/* Python module name of a path, or NULL (not a .py/.pyi path). */
+static char *py_module_name(const char *path, bool *is_pkg, bool *pyi)
+{
+    size_t n = strlen(path), ext;
+    char *m;
+    *is_pkg = *pyi = false;
+    if (n > 3 && strcmp(path + n - 3, ".py") == 0) ext = 3;
+    else if (n > 4 && strcmp(path + n - 4, ".pyi") == 0) ext = 4, *pyi = true;
+    else return NULL;
+    n -= ext;
+    if (n >= 8 && strncmp(path + n - 8, "__init__", 8) == 0 && (n == 8 || path[n - 9] == '/')) {
+        *is_pkg = true;
+        n = n == 8 ? 0 : n - 9;
+    }
+    m = malloc(n + 1);
+    if (m == NULL) return NULL;
+    for (size_t i = 0; i < n; i++) m[i] = path[i] == '/' ? '.' : path[i];
+    m[n] = '\0';
+    return m;
+}
+
+static void ctx_free(ctx *c)
+{
+    for (uint32_t i = 0; i < c->n_files; i++) free(c->files[i].module);
+    free(c->nodes);
+    free(c->files);
+    free(c->by_child);
+    free(c->by_name);
+    free(c->by_fname);
+    free(c->mods);
+    free(c->msuf);
+    free(c->paths);
+    free(c->bnames);
+    free(c->binds);
+    free(c->stars);
+    free(c->base_off);
+    free(c->base_ref);
+}
+
+static int setup(ctx *c, const cn_file_rec *recs, size_t n)
+{
+    size_t n_nodes = 0, n_files = 0, n_sym = 0, n_binds = 0, n_stars = 0, n_inherit = 0, n_suf = 0;
+    uint32_t id = 0, fi = 0;
+    for (size_t i = 0; i < n; i++) {
+        const cn_file_rec *r = &recs[i];
+        if (r->status != CN_REC_PARSED) continue;
+        n_files++;
+        n_nodes += 1 + r->n_nodes;
+        for (size_t k = 0; k < r->n_refs; k++) {
+            if (r->refs[k].kind == CN_REF_IMPORT) n_binds++;
+            if (r->refs[k].kind == CN_REF_INHERIT) n_inherit++;
+        }
+        for (const char *p = r->path; *p; p++) n_suf += *p == '/';
+    }
+    if (n_nodes >= UINT32_MAX / 2 || n_inherit >= UINT32_MAX / 2 || n_binds >= UINT32_MAX / 2)
+        return cn_error_set(CN_EINVAL, "too many nodes or references for the symbol graph");
+    n_sym = n_nodes - n_files;
+    c->n_nodes = (uint32_t)n_nodes;
+    c->n_files = (uint32_t)n_files;
+    c->n_sym = (uint32_t)n_sym;
+    c->nodes = calloc(n_nodes + 1, sizeof *c->nodes);
+    c->files = calloc(n_files + 1, sizeof *c->files);
+    c->by_child = malloc((n_sym + 1) * sizeof *c->by_child);
+    c->by_name = malloc((n_sym + 1) * sizeof *c->by_name);
+    c->by_fname = malloc((n_sym + 1) * sizeof *c->by_fname);
+    c->mods = calloc(n_files + 1, sizeof *c->mods);
+    c->msuf = calloc(n_suf + 1, sizeof *c->msuf);
+    c->paths = calloc(n_files + 1, sizeof *c->paths);
+    c->bnames = calloc(n_files + 1, sizeof *c->bnames);
+    c->binds = calloc(n_binds + 1, sizeof *c->binds);
+    c->stars = calloc(n_binds + 1, sizeof *c->stars);
+    c->base_off = calloc(n_nodes + 2, sizeof *c->base_off);
+    c->base_ref = calloc(n_inherit + 1, sizeof *c->base_ref);
+    if (!c->nodes || !c->files || !c->by_child || !c->by_name || !c->by_fname || !c->mods ||
+        !c->msuf || !c->paths || !c->bnames || !c->binds || !c->stars || !c->base_off || !c->base_ref)
+        return cn_error_set(CN_ENOMEM, "out of memory building the symbol graph");
+    n_sym = 0;
+    for (size_t i = 0; i < n; i++) {
+        const cn_file_rec *r = &recs[i];
+        gfile *gf;
+        uint32_t base = id;
+        if (r->status != CN_REC_PARSED) continue;
+        gf = &c->files[fi];
+        gf->rec = r;
+        gf->path = r->path;
+        gf->node = base;
+        gf->lang = lang_of(r->language);
+        if (gf->lang == LANG_PY) {
+            gf->module = py_module_name(r->path, &gf->is_pkg, &gf->pyi);
+            if (gf->module == NULL && (strlen(r->path) > 3 && (cn_str_has_suffix(r->path, ".py") ||
+                                                               cn_str_has_suffix(r->path, ".pyi"))))
+                return cn_error_set(CN_ENOMEM, "out of memory building the symbol graph");
+        }
+        {
+            const char *b = strrchr(r->path, '/');
+            c->nodes[id] = (gnode){b ? b + 1 : r->path, NONE, fi, 0, CN_NODE_FILE};
+        }
+        id++;
+        for (size_t k = 0; k < r->n_nodes; k++) {
+            const cn_rec_node *x = &r->nodes[k];
+            const char *nm = cn_rec_str(r, x->name);
+            uint32_t parent = base;
+            if (x->parent >= 0) {
+                if ((size_t)x->parent >= k)
+                    return cn_error_set(CN_EINVAL, "%s: node %zu has parent %d, not an earlier node",
+                                        r->path, k, (int)x->parent);
+                parent = base + 1 + (uint32_t)x->parent;
+            }
+            c->nodes[id] = (gnode){nm ? nm : "", parent, fi, x->flags, x->kind};
+            c->by_child[n_sym] = c->by_name[n_sym] = c->by_fname[n_sym] = id;
+            n_sym++;
+            id++;
+        }
+        for (size_t k = 0; k < r->n_refs; k++)
+            if (r->refs[k].from >= 0 && (size_t)r->refs[k].from >= r->n_nodes)
+                return cn_error_set(CN_EINVAL, "%s: reference %zu is from node %d of %zu", r->path, k,
+                                    (int)r->refs[k].from, r->n_nodes);
+        fi++;
+    }
+    qsort_r(c->by_child, n_sym, sizeof *c->by_child, cmp_child, c);
+    qsort_r(c->by_name, n_sym, sizeof *c->by_name, cmp_name, c);
+    qsort_r(c->by_fname, n_sym, sizeof *c->by_fname, cmp_fname, c);
+
+    /* modules, paths, basenames */
+    for (uint32_t f = 0; f < c->n_files; f++) {
+        gfile *gf = &c->files[f];
+        const char *b = strrchr(gf->path, '/');
+        c->paths[c->n_paths++] = (strent){gf->path, f, 0};
+        c->bnames[c->n_bnames++] = (strent){b ? b + 1 : gf->path, f, 0};
+        if (gf->module && gf->module[0]) {
+            c->mods[c->n_mods++] = (strent){gf->module, f, gf->pyi ? 1u : 0u};
+            for (const char *p = gf->module; *p; p++)
+                if (*p == '.' && p[1]) c->msuf[c->n_msuf++] = (strent){p + 1, f, gf->pyi ? 1u : 0u};
+        }
+    }
+    qsort(c->mods, c->n_mods, sizeof *c->mods, cmp_strent);
+    qsort(c->msuf, c->n_msuf, sizeof *c->msuf, cmp_strent);
+    qsort(c->paths, c->n_paths, sizeof *c->paths, cmp_strent);
+    qsort(c->bnames, c->n_bnames, sizeof *c->bnames, cmp_strent);
+
+    /* Python import bindings and star imports; INHERIT refs by class */
+    for (uint32_t f = 0; f < c->n_files; f++) {
+        gfile *gf = &c->files[f];
+        const cn_file_rec *r = gf->rec;
+        for (size_t k = 0; k < r->n_refs; k++) {
+            const cn_rec_ref *ref = &r->refs[k];
+            uint32_t from = ref->from < 0 ? gf->node : gf->node + 1 + (uint32_t)ref->from;
+            if (ref->kind == CN_REF_INHERIT) c->base_off[from + 1]++;
+            if (gf->lang != LANG_PY || ref->kind != CN_REF_IMPORT) continue;
+            {
+                const char *nm = cn_rec_str(r, ref->name), *t = cn_rec_str(r, ref->target);
+                uint32_t scope = gf->node;
+                if (nm == NULL) continue;
+                if (t == NULL) t = nm;
+                for (uint32_t x = from; x != NONE && x != gf->node; x = c->nodes[x].parent)
+                    if (is_func(c->nodes[x].kind)) {
+                        scope = x;
+                        break;
+                    }
+                if (strcmp(nm, "*") == 0 || cn_str_has_suffix(t, "*")) {
+                    if (scope == gf->node) c->stars[n_stars++] = (star){t, f, UNSET};
+                } else {
+                    c->binds[c->n_binds++] = (bind){nm, t, scope, (uint32_t)k, f};
+                }
+            }
+        }
+    }
+    /* star ranges: stars were appended file by file */
+    {
+        size_t s = 0;
+        for (uint32_t f = 0; f < c->n_files; f++) {
+            c->files[f].star_lo = (uint32_t)s;
+            while (s < n_stars && c->stars[s].file == f) s++;
+            c->files[f].star_hi = (uint32_t)s;
+        }
+        c->n_stars = n_stars;
+    }
+    qsort(c->binds, c->n_binds, sizeof *c->binds, cmp_bind);
+    {
+        size_t s = 0;
+        for (uint32_t f = 0; f < c->n_files; f++) {
+            c->files[f].bind_lo = (uint32_t)s;
+            while (s < c->n_binds && c->binds[s].file == f) s++;
+            c->files[f].bind_hi = (uint32_t)s;
+        }
+    }
+    for (uint32_t i = 0; i < c->n_nodes; i++) c->base_off[i + 1] += c->base_off[i];
+    {
+        uint32_t *fill = calloc(c->n_nodes + 1, sizeof *fill);
+        if (fill == NULL) return cn_error_set(CN_ENOMEM, "out of memory building the symbol graph");
+        for (uint32_t f = 0; f < c->n_files; f++) {
+            const gfile *gf = &c->files[f];
+            const cn_file_rec *r = gf->rec;
+            for (size_t k = 0; k < r->n_refs; k++) {
+                const cn_rec_ref *ref = &r->refs[k];
+                uint32_t from = ref->from < 0 ? gf->node : gf->node + 1 + (uint32_t)ref->from;
+                if (ref->kind != CN_REF_INHERIT) continue;
+                c->base_ref[c->base_off[from] + fill[from]++] = (uint32_t)k;
+            }
+        }
+        free(fill);
+    }
+    return 0;
+}
+
+int cn_graph_resolve(const cn_file_rec *recs, size_t n, cn_graph_tmp_edges *out, uint32_t *n_nodes)
+{
+    ctx c;
+    int rc;
+    memset(&c, 0, sizeof c);
+    c.out = out;
+    if ((rc = setup(&c, recs, n)) < 0) {
+        ctx_free(&c);
+        return rc;
+    }
+    for (uint32_t i = 0; i < c.n_nodes && !c.oom; i++)
+        if (c.nodes[i].parent != NONE) emit(&c, CN_EDGE_CONTAINS, c.nodes[i].parent, i, 0, 0, "", false);
+    for (uint32_t f = 0; f < c.n_files && !c.oom; f++) {
+        switch (c.files[f].lang) {
+        case LANG_PY: py_file(&c, f); break;
+        case LANG_C: c_file(&c, f); break;
+        default: other_file(&c, f); break;
+        }
+    }
+    *n_nodes = c.n_nodes;
+    ctx_free(&c);
+    if (c.oom) return cn_error_set(CN_ENOMEM, "out of memory building the symbol graph");
+    return 0;
+}
