@@ -14,6 +14,7 @@ static void usage(FILE *f)
           "  compile  compile a repository into indexes (nodes, BM25)\n"
           "  status   say whether a repository's index is fresh or stale, and why\n"
           "  skills   list, show and describe the installed skills\n"
+          "  plugins  list the backend plugins (language parsers)\n"
           "  run      invoke one skill with JSON arguments and print its JSON result\n"
           "\n"
           "Skills are found, in this order, in: the build tree (when run from it),\n"
@@ -22,6 +23,7 @@ static void usage(FILE *f)
           "\n"
           "Environment:\n"
           "  CODENIB_SKILLS_PATH  extra skill directories, searched before the installed ones\n"
+          "  CODENIB_PLUGINS_PATH extra backend plugin directories, likewise\n"
           "  CODENIB_HOME         per-user state (default ~/.codenib)\n"
           "  CODENIB_LOG          debug, info, warning (default) or error\n"
           "\n"
@@ -50,6 +52,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "run") == 0) return cn_cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "compile") == 0) return cn_cmd_compile(argc - 1, argv + 1);
     if (strcmp(cmd, "status") == 0) return cn_cmd_status(argc - 1, argv + 1);
+    if (strcmp(cmd, "plugins") == 0) return cn_cmd_plugins(argc - 1, argv + 1);
     fprintf(stderr, "codenib: '%s' is not a command.\n\n", cmd);
     usage(stderr);
     return CN_EXIT_USAGE;

@@ -184,6 +184,15 @@ else
   echo "# /usr/lib/python3.11 is absent: SIGKILL checks skipped"
 fi
 
+cn plugins list
+check "plugins list shows the python backend" sh -c 'grep -q "^lang-python .*python .*loaded" "$0"' "$OUT"
+cn plugins list --json
+check "plugins list --json" out_has '"plugin_id":"lang-c","kind":"language","language":"c","state":"loaded"'
+mkdir -p "$TMPBASE/badplugins/lang-zz"
+printf 'plugin_id: lang-zz\nkind: language\nlanguage: zz\nlibrary: lang_zz\nabi: "1.0"\nextensions: [".zz"]\n' > "$TMPBASE/badplugins/lang-zz/plugin.yaml"
+CODENIB_PLUGINS_PATH="$TMPBASE/badplugins" cn plugins list
+check "a backend without its shared object is listed as failed, with the reason" sh -c 'grep -q "^lang-zz .*failed" "$0" && grep -q "reason: .*lang_zz.so" "$0"' "$OUT"
+
 cn compile "$TMPBASE/nowhere"
 check "a missing repository: exit 1, named" sh -c '[ '"$rc"' -eq 1 ] && grep -q "nowhere" "$0"' "$ERR"
 cn compile
