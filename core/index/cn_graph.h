@@ -77,7 +77,9 @@ typedef struct cn_graph_stats {
  * order, numbered exactly as cn_nodes_write numbers them (each file node,
  * then that record's nodes in order).  `stats` may be NULL.  The bytes
  * depend only on the input: identical records give an identical file.
- * Errors: CN_ENOMEM, CN_EINVAL (too many nodes/edges), CN_EIO. */
+ * Errors: CN_ENOMEM, CN_EINVAL (too many nodes/edges, or a record whose
+ * node parent or reference source is not an earlier node of its file),
+ * CN_EIO. */
 int cn_graph_write(const cn_file_rec *recs, size_t n, const char *path, cn_graph_stats *stats);
 
 /* ---- reading ------------------------------------------------------------- */

@@ -13,7 +13,8 @@
  *   - Scope of a file: its top-level definitions (children of the file
  *     node), its import bindings (IMPORT refs: name = local name, target =
  *     dotted target, leading dots relative to the file's package) and its
- *     star imports ("x.*": the top-level definitions of module x).  An
+ *     star imports ("x.*": the public names of module x, i.e. what a
+ *     lookup inside x finds for a name not starting with '_').  An
  *     import inside a function binds in that function only (visible to it
  *     and to functions nested in it); elsewhere it binds at file level.
  *   - A CALL/REFERENCE "a.b.c" from node S: the head "a" is looked up in
@@ -72,6 +73,7 @@
  * sorted with a total order or walked in record order, so the edges depend
  * only on the records. */
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,7 +85,7 @@
 #define MAX_DEPTH 24      /* nested resolutions (imports of imports ...) */
 #define MAX_BASE_DEPTH 8  /* inheritance levels searched for a member */
 #define MAX_LINKS 4       /* C: candidates linked for one ambiguous name */
-#define NAME_MAX_LEN 1024 /* longer dotted names are not resolved */
+#define NAME_MAX_LEN 512  /* longer dotted names are not resolved */
 
 enum { LANG_OTHER = 0, LANG_PY, LANG_C };
 
@@ -148,6 +150,12 @@ typedef struct ctx {
     uint32_t *base_ref;  /* local ref indices */
     uint32_t cur_inc[256];   /* C: files included by the current file */
     size_t n_cur_inc;
+    struct {             /* Python: module lookups under way (cycles) */
+        uint32_t file;
+        const char *s;
+        size_t n;
+    } stack[MAX_DEPTH + 8];
+    size_t sp;
     cn_graph_tmp_edges *out;
     bool oom;
 } ctx;
@@ -508,16 +516,26 @@ static uint32_t py_via_bind(ctx *c, uint32_t f, uint32_t scope, const char *s, s
     return py_follow(c, f, b->target, tn, k < n ? s + k + 1 : "", k < n ? n - k - 1 : 0, depth);
 }
 
+/* Length of an import target without its star: "x.y.*" -> "x.y", ".*" -> ".". */
+static size_t star_strip(const char *t, size_t tn)
+{
+    bool dots_only = true;
+    if (tn == 0 || t[tn - 1] != '*') return tn;
+    tn--;
+    for (size_t i = 0; i + 1 < tn; i++)
+        if (t[i] != '.') dots_only = false;
+    if (tn > 0 && t[tn - 1] == '.' && !(dots_only && tn >= 1 && t[0] == '.')) tn--;
+    return tn;
+}
+
 static uint32_t py_star_module(ctx *c, star *st, int depth)
 {
     if (st->resolved == PENDING) return NONE; /* a cycle of star imports */
     if (st->resolved != UNSET) return st->resolved;
     {
-        size_t tn = strlen(st->target);
+        size_t tn = star_strip(st->target, strlen(st->target));
         uint32_t r;
         st->resolved = PENDING;
-        if (tn >= 2 && st->target[tn - 1] == '*' && st->target[tn - 2] == '.') tn -= 2;
-        else if (tn >= 1 && st->target[tn - 1] == '*') tn -= 1;
         r = py_resolve_target(c, st->file, st->target, tn, depth + 1);
         if (r != NONE && c->nodes[r].kind != CN_NODE_FILE) r = NONE;
         st->resolved = r;
@@ -525,8 +543,28 @@ static uint32_t py_star_module(ctx *c, star *st, int depth)
     }
 }
 
-/* What s[0, n) ("sym" or "sym.rest") names inside module file f. */
+static uint32_t py_in_module_body(ctx *c, uint32_t f, const char *s, size_t n, int depth);
+
+/* What s[0, n) ("sym" or "sym.rest") names inside module file f.  A lookup
+ * that is already under way (modules importing a name from each other)
+ * fails at once instead of going round until the depth limit. */
 static uint32_t py_in_module(ctx *c, uint32_t f, const char *s, size_t n, int depth)
+{
+    uint32_t r;
+    for (size_t i = 0; i < c->sp; i++)
+        if (c->stack[i].file == f && c->stack[i].n == n && memcmp(c->stack[i].s, s, n) == 0)
+            return NONE;
+    if (c->sp == sizeof c->stack / sizeof *c->stack) return NONE;
+    c->stack[c->sp].file = f;
+    c->stack[c->sp].s = s;
+    c->stack[c->sp].n = n;
+    c->sp++;
+    r = py_in_module_body(c, f, s, n, depth);
+    c->sp--;
+    return r;
+}
+
+static uint32_t py_in_module_body(ctx *c, uint32_t f, const char *s, size_t n, int depth)
 {
     const gfile *gf = &c->files[f];
     const char *dot = memchr(s, '.', n);
@@ -561,12 +599,13 @@ static uint32_t py_in_module(ctx *c, uint32_t f, const char *s, size_t n, int de
             if (m != NONE) return py_descend(c, c->files[m].node, rest, rn, depth + 1);
         }
     }
-    for (uint32_t i = gf->star_lo; i < gf->star_hi; i++) {
-        uint32_t m = py_star_module(c, &c->stars[i], depth + 1);
-        if (m == NONE) continue;
-        id = child_find(c, m, s, h);
-        if (id != NONE) return py_descend(c, id, rest, rn, depth + 1);
-    }
+    if (s[0] != '_')
+        for (uint32_t i = gf->star_lo; i < gf->star_hi; i++) {
+            uint32_t m = py_star_module(c, &c->stars[i], depth + 1);
+            if (m == NONE) continue;
+            id = py_in_module(c, c->nodes[m].file, s, n, depth + 1);
+            if (id != NONE) return id;
+        }
     return NONE;
 }
 
@@ -633,12 +672,13 @@ static uint32_t py_lookup(ctx *c, uint32_t f, uint32_t start, const char *s, siz
     if (id != NONE) return py_descend(c, id, rest, rn, depth + 1);
     id = py_via_bind(c, f, gf->node, s, n, depth + 1, &bound);
     if (bound) return id;
-    for (uint32_t i = gf->star_lo; i < gf->star_hi; i++) {
-        uint32_t m = py_star_module(c, &c->stars[i], depth + 1);
-        if (m == NONE) continue;
-        id = child_find(c, m, s, h);
-        if (id != NONE) return py_descend(c, id, rest, rn, depth + 1);
-    }
+    if (s[0] != '_')
+        for (uint32_t i = gf->star_lo; i < gf->star_hi; i++) {
+            uint32_t m = py_star_module(c, &c->stars[i], depth + 1);
+            if (m == NONE) continue;
+            id = py_in_module(c, c->nodes[m].file, s, n, depth + 1);
+            if (id != NONE) return id;
+        }
     return NONE;
 }
 
@@ -671,9 +711,7 @@ static void py_file(ctx *c, uint32_t f)
             const char *t = cn_rec_str(r, ref->target);
             size_t tn;
             if (t == NULL) t = name;
-            tn = strlen(t);
-            if (tn >= 2 && t[tn - 1] == '*' && t[tn - 2] == '.') tn -= 2;
-            else if (tn >= 1 && t[tn - 1] == '*') tn -= 1;
+            tn = star_strip(t, strlen(t));
             if (tn) dst = py_resolve_target(c, f, t, tn, 0);
             emit(c, CN_EDGE_IMPORTS, src, dst, ref->line, ref->column, t, true);
             break;

@@ -214,26 +214,40 @@ typedef struct c_parser {
     bool in_macro;
     int depth;
     int rc;
+    bool grow_ok;
 } c_parser;
 
 /* ---- small utilities ---------------------------------------------------- */
 
-static bool grow(void **ptr, size_t *cap, size_t need, size_t elem)
+/* Makes room for `need` elements of size `elem` in *ptr (capacity *cap,
+ * doubled as needed) and returns the block; sets *ok to false, leaving the
+ * block as it was, when memory runs out.  GROW assigns the result back
+ * through the pointer's own type. */
+static void *grow_block(void *ptr, size_t *cap, size_t need, size_t elem, bool *ok)
 {
     size_t n;
-    void *p;
-    if (need <= *cap) return true;
+    void *np;
+    *ok = true;
+    if (need <= *cap) return ptr;
     n = *cap ? *cap : 64;
     while (n < need) {
-        if (n > SIZE_MAX / 2 / elem) return false;
+        if (n > SIZE_MAX / 2 / elem) {
+            *ok = false;
+            return ptr;
+        }
         n *= 2;
     }
-    p = realloc(*ptr, n * elem);
-    if (p == NULL) return false;
-    *ptr = p;
+    np = realloc(ptr, n * elem);
+    if (np == NULL) {
+        *ok = false;
+        return ptr;
+    }
     *cap = n;
-    return true;
+    return np;
 }
+
+/* Needs a c_parser *p in scope. */
+#define GROW(ptr, cap, need) ((ptr) = grow_block((ptr), &(cap), (need), sizeof *(ptr), &p->grow_ok), p->grow_ok)
 
 static void oom(c_parser *p)
 {
@@ -308,12 +322,12 @@ static uint32_t line_of(const c_parser *p, size_t off, uint32_t *col)
 static bool build_lines(c_parser *p)
 {
     p->nlines = 0;
-    if (!grow((void **)&p->lines, &p->lines_cap, 1, sizeof *p->lines)) return false;
+    if (!GROW(p->lines, p->lines_cap, 1)) return false;
     p->lines[p->nlines++] = 0;
     for (const char *q = p->orig, *end = p->orig + p->orig_len;
          (q = memchr(q, '\n', (size_t)(end - q))) != NULL;) {
         q++;
-        if (!grow((void **)&p->lines, &p->lines_cap, p->nlines + 1, sizeof *p->lines)) return false;
+        if (!GROW(p->lines, p->lines_cap, p->nlines + 1)) return false;
         p->lines[p->nlines++] = (uint32_t)(q - p->orig);
     }
     return true;
@@ -321,7 +335,7 @@ static bool build_lines(c_parser *p)
 
 static char *copy_to(c_parser *p, char **buf, size_t *cap, const char *s, size_t len)
 {
-    if (!grow((void **)buf, cap, len + 1, 1)) {
+    if (!GROW(*buf, *cap, len + 1)) {
         oom(p);
         return NULL;
     }
@@ -561,7 +575,7 @@ static int32_t emit_node(c_parser *p, int kind, const char *name, size_t name_le
     n = copy_to(p, &p->nbuf, &p->nbuf_cap, name, name_len);
     if (n == NULL) return -1;
     plen = prefix ? strlen(prefix) : 0;
-    if (!grow((void **)&p->qbuf, &p->qbuf_cap, plen + 1 + name_len + 1, 1)) {
+    if (!GROW(p->qbuf, p->qbuf_cap, plen + 1 + name_len + 1)) {
         oom(p);
         return -1;
     }
@@ -638,7 +652,7 @@ static const char *compact_text(c_parser *p, TSNode n, size_t *len)
         if (kind_of(p, cur) != K_COMMENT && ts_node_child_count(cur) == 0) {
             size_t tl;
             const char *t = node_text(p, cur, &tl);
-            if (!grow((void **)&p->tbuf, &p->tbuf_cap, used + tl + 1, 1)) {
+            if (!GROW(p->tbuf, p->tbuf_cap, used + tl + 1)) {
                 oom(p);
                 return NULL;
             }
@@ -742,7 +756,7 @@ static void walk_binary(c_parser *p, TSNode n, int32_t from)
 {
     size_t mark = p->spine_len, i;
     while (kind_of(p, n) == K_BINARY && !ts_node_is_missing(n)) {
-        if (!grow((void **)&p->spine, &p->spine_cap, p->spine_len + 1, sizeof *p->spine)) {
+        if (!GROW(p->spine, p->spine_cap, p->spine_len + 1)) {
             oom(p);
             p->spine_len = mark;
             return;
@@ -1114,7 +1128,7 @@ static void do_declaration(c_parser *p, TSNode d, const scope *sc)
             if (!is_declarator_child(p, c, in_error)) continue;
             if (is_typedef && ts_node_is_null(tdname))
                 tdname = declarator_name(p, ts_tree_cursor_current_node(c), NULL, NULL);
-            if (!grow((void **)&p->ivec, &p->ivec_cap, p->ivec_len + 1, sizeof *p->ivec)) {
+            if (!GROW(p->ivec, p->ivec_cap, p->ivec_len + 1)) {
                 oom(p);
                 break;
             }
