@@ -10,7 +10,7 @@
 
 static void compile_usage(FILE *f)
 {
-    fputs("usage: codenib compile REPO [--languages L,...] [--index nodes,bm25] [--exclude-dir D]...\n"
+    fputs("usage: codenib compile REPO [--languages L,...] [--index bm25,graph] [--exclude-dir D]...\n"
           "                       [--no-default-excludes] [--rebuild] [--no-wait] [--jobs N]\n"
           "                       [--cache-dir DIR] [--json] [--quiet]\n"
           "\n"
@@ -19,7 +19,7 @@ static void compile_usage(FILE *f)
           "re-parses only the files that changed.\n"
           "\n"
           "  --languages L,...     only these languages (default: every language with a backend)\n"
-          "  --index I,...         indexes to build besides the nodes (default: bm25)\n"
+          "  --index I,...         indexes to build besides the nodes (default: bm25,graph)\n"
           "  --exclude-dir D       skip directories named D (a glob) or the repository path D\n"
           "                        (with a '/'); repeatable; recorded in the manifest\n"
           "  --no-default-excludes also index .git-less build outputs, node_modules, vendor, ...\n"
@@ -64,6 +64,7 @@ static const char *stage_name(cn_compile_stage s)
     case CN_STAGE_PARSE: return "parsing";
     case CN_STAGE_NODES: return "writing nodes";
     case CN_STAGE_BM25: return "indexing (BM25)";
+    case CN_STAGE_GRAPH: return "linking symbols";
     case CN_STAGE_PUBLISH: return "publishing";
     }
     return "";
@@ -178,7 +179,7 @@ int cn_cmd_compile(int argc, char **argv)
         json_object_object_add(out, "index_dir", json_object_new_string(res.index_dir));
         json_object_object_add(out, "seconds", json_object_new_double(res.seconds));
         {
-            static const char *const names[] = {"lock", "walk", "parse", "nodes", "bm25", "publish"};
+            static const char *const names[] = {"lock", "walk", "parse", "nodes", "bm25", "graph", "publish"};
             json_object *st = json_object_new_object();
             for (int s = 0; s <= CN_STAGE_PUBLISH; s++)
                 json_object_object_add(st, names[s], json_object_new_double(res.stage_seconds[s]));
@@ -198,6 +199,16 @@ int cn_cmd_compile(int argc, char **argv)
                    res.parse.binary, res.parse.undecodable, res.walk.too_large, res.parse.unreadable,
                    res.parse.failed);
         printf("\n  nodes:  %u from %llu lines\n", res.n_nodes, (unsigned long long)res.parse.lines);
+        {
+            json_object *g = int_of(int_of(res.manifest, "indexes"), "graph");
+            if (g) {
+                json_object *t = int_of(g, "edge_types"), *calls = int_of(t, "calls");
+                printf("  graph:  %lld edges; %lld of %lld calls resolved\n",
+                       (long long)json_object_get_int64(int_of(g, "count")),
+                       (long long)json_object_get_int64(int_of(calls, "resolved")),
+                       (long long)json_object_get_int64(int_of(calls, "edges")));
+            }
+        }
         printf("  languages:");
         json_object_object_foreach(langs, lname, linfo)
             printf(" %s (%lld)", lname, (long long)json_object_get_int64(int_of(linfo, "files")));

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cn_bm25.h"
+#include "cn_graph.h"
 #include "cn_idxfile.h"
 #include "cn_langs.h"
 #include "cn_nodes.h"
@@ -416,7 +417,7 @@ static json_object *build_manifest(const cn_compile_opts *o, const char *root, c
                                    const cn_langs *langs, const cn_walk_file *files, size_t n,
                                    const cn_file_rec *recs, const cn_walk_stats *ws,
                                    const cn_parse_stats *ps, uint32_t n_nodes, bool with_bm25,
-                                   const char *built_at)
+                                   const cn_graph_stats *graph, const char *built_at)
 {
     json_object *m = json_object_new_object(), *repo = json_object_new_object();
     json_object *sel = json_object_new_object(), *fs = json_object_new_object();
@@ -489,6 +490,20 @@ static json_object *build_manifest(const cn_compile_opts *o, const char *root, c
         json_object_object_add(e, "b", json_object_new_double(CN_BM25_DEFAULT_B));
         json_object_object_add(idx, "bm25", e);
     }
+    if (graph) {
+        json_object *e = index_entry("graph", CN_GRAPH_FILE, "codenib-graph", (int)CN_GRAPH_VERSION,
+                                     json_object_get(lang_list), dir, built_at);
+        json_object *types = json_object_new_object();
+        json_object_object_add(e, "count", json_object_new_int64((int64_t)graph->edges));
+        for (int t = CN_EDGE_CONTAINS; t <= CN_EDGE_TYPE_MAX; t++) {
+            json_object *x = json_object_new_object();
+            json_object_object_add(x, "edges", json_object_new_int64((int64_t)graph->by_type[t]));
+            json_object_object_add(x, "resolved", json_object_new_int64((int64_t)graph->resolved_by_type[t]));
+            json_object_object_add(types, cn_edge_type_name(t), x);
+        }
+        json_object_object_add(e, "edge_types", types);
+        json_object_object_add(idx, "graph", e);
+    }
     json_object_put(lang_list);
     json_object_object_add(m, "indexes", idx);
     free(fp);
@@ -539,13 +554,15 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
     size_t n = 0;
     cn_file_rec *recs = NULL;
     cn_records *prev = NULL;
+    cn_graph_stats graph_stats;
     int lock_fd = -1, rc;
 
     memset(res, 0, sizeof *res);
+    memset(&graph_stats, 0, sizeof graph_stats);
     for (size_t i = 0; i < o->indexes.len; i++) {
         const char *x = o->indexes.items[i];
-        if (strcmp(x, "bm25") != 0 && strcmp(x, "nodes") != 0)
-            return cn_error_set(CN_EINVAL, "unknown index '%s' (this codenib builds: nodes, bm25)", x);
+        if (strcmp(x, "bm25") != 0 && strcmp(x, "nodes") != 0 && strcmp(x, "graph") != 0)
+            return cn_error_set(CN_EINVAL, "unknown index '%s' (this codenib builds: nodes, bm25, graph)", x);
     }
     root = realpath(o->repo, NULL);
     if (root == NULL) return cn_error_set(CN_ENOTFOUND, "repository %s: %s", o->repo, strerror(errno));
@@ -662,8 +679,17 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
         if (rc < 0) goto out;
     }
     mark(res, &tm, CN_STAGE_BM25);
+    if (wants(o, "graph")) {
+        char *p = cn_path_join(tmp_dir, CN_GRAPH_FILE);
+        progress(o, CN_STAGE_GRAPH, 0, 0, NULL);
+        rc = p ? cn_graph_write(recs, n, p, &graph_stats) : cn_error_set(CN_ENOMEM, "out of memory");
+        free(p);
+        if (rc < 0) goto out;
+    }
+    mark(res, &tm, CN_STAGE_GRAPH);
     res->manifest = build_manifest(o, root, tmp_dir, &langs, files, n, recs, &res->walk, &res->parse,
-                                   res->n_nodes, wants(o, "bm25"), built_at);
+                                   res->n_nodes, wants(o, "bm25"), wants(o, "graph") ? &graph_stats : NULL,
+                                   built_at);
     if ((rc = write_json(tmp_dir, CN_MANIFEST_FILE, res->manifest)) < 0) goto out;
 
     progress(o, CN_STAGE_PUBLISH, 0, 0, NULL);

@@ -27,6 +27,7 @@ typedef enum cn_compile_stage {
     CN_STAGE_PARSE,       /* done/total files */
     CN_STAGE_NODES,
     CN_STAGE_BM25,        /* done/total files */
+    CN_STAGE_GRAPH,
     CN_STAGE_PUBLISH
 } cn_compile_stage;
 
@@ -38,7 +39,7 @@ typedef struct cn_compile_opts {
     const char *cache_dir;         /* NULL: cn_cache_dir_for(repo) */
     cn_strv languages;             /* empty: every language with a backend */
     cn_strv exclude_dirs;
-    cn_strv indexes;               /* empty: bm25 (nodes always) */
+    cn_strv indexes;               /* empty: bm25 and graph (nodes always) */
     bool no_default_excludes;
     bool rebuild;                  /* ignore the previous build's records */
     bool no_wait;                  /* fail at once when another compile holds the lock */

@@ -32,18 +32,13 @@
 
 #include "cn_filerec.h"
 
+#include <codenib/index.h>
+
 #define CN_GRAPH_FILE "graph.bin"
 #define CN_GRAPH_MAGIC "CNGRAPH\0"
 #define CN_GRAPH_VERSION 1u
 
-typedef enum {
-    CN_EDGE_CONTAINS = 1,
-    CN_EDGE_CALLS = 2,
-    CN_EDGE_REFERENCES = 3,
-    CN_EDGE_IMPORTS = 4,
-    CN_EDGE_INHERITS = 5
-} cn_edge_type;
-
+/* cn_edge_type and CN_EDGE_* come from the public <codenib/index.h>. */
 #define CN_EDGE_TYPE_MAX 5
 /* Mask bit of one edge type, for the type_mask arguments below. */
 #define CN_EDGE_BIT(t) (1u << (unsigned)(t))

@@ -41,6 +41,10 @@
  *     from is -1) to that node; "x.*" links to module x's file node.
  *   - INHERIT refs give an INHERITS edge from the class to what the base's
  *     name resolves to in the scope enclosing the class.
+ *   - Each import binding's target is resolved once and cached; a binding
+ *     met again while it is being resolved (modules importing a name from
+ *     each other) is unresolved.  A target naming a namespace package
+ *     (modules below it, no __init__.py) resolves "target.rest" as a whole.
  *   - When several top-level definitions share a name, the first (lowest
  *     id) is taken.  Names starting with '.' (calls on call results) and
  *     names not found anywhere (builtins, external modules, unknown
@@ -82,7 +86,8 @@
 #include "cn_graph.h"
 
 #define NONE UINT32_MAX
-#define MAX_DEPTH 24      /* nested resolutions (imports of imports ...) */
+#define MAX_DEPTH 24      /* nested lookups within one binding's resolution */
+#define MAX_BIND_NEST 16  /* bindings being resolved at once (C stack bound) */
 #define MAX_BASE_DEPTH 8  /* inheritance levels searched for a member */
 #define MAX_LINKS 4       /* C: candidates linked for one ambiguous name */
 #define NAME_MAX_LEN 512  /* longer dotted names are not resolved */
@@ -115,6 +120,12 @@ typedef struct bind {
     uint32_t scope;      /* the function it binds in, or the file node */
     uint32_t order;      /* the ref's index in its record */
     uint32_t file;
+    /* [0]: the whole target; [1]: its first component, which a plain
+     * "import a.b" also binds ("a") */
+    uint32_t node[2];    /* the node it names, once cached (state 2) */
+    uint8_t state[2];    /* 0 not yet, 1 being resolved, 2 cached */
+    int8_t ns[2];        /* names a namespace package: -1 unknown, 0, 1 */
+    int8_t self_sub;     /* -1 unknown; 1: "from . import sub" in sub's package */
 } bind;
 
 typedef struct star {
@@ -156,11 +167,21 @@ typedef struct ctx {
         size_t n;
     } stack[MAX_DEPTH + 8];
     size_t sp;
+    int bind_nest;       /* py_bind_node calls under way */
+    bool cut;            /* a depth limit or cycle guard cut a lookup short:
+                            its result depends on the context, not cached */
     cn_graph_tmp_edges *out;
     bool oom;
 } ctx;
 
 /* ---- small helpers ------------------------------------------------------- */
+
+/* Fails a lookup for a reason that depends on where it was made from. */
+static uint32_t cut(ctx *c)
+{
+    c->cut = true;
+    return NONE;
+}
 
 /* Compares NUL-terminated a with p[0, n). */
 static int cmp_sl(const char *a, const char *p, size_t n)
@@ -409,7 +430,8 @@ static uint32_t py_member(ctx *c, uint32_t cls, const char *m, size_t mn, int bd
     const gnode *g = &c->nodes[cls];
     const cn_file_rec *r = c->files[g->file].rec;
     if (id != NONE) return id;
-    if (bdepth >= MAX_BASE_DEPTH || depth > MAX_DEPTH) return NONE;
+    if (bdepth >= MAX_BASE_DEPTH) return NONE;
+    if (depth > MAX_DEPTH) return cut(c);
     for (uint32_t k = c->base_off[cls]; k < c->base_off[cls + 1]; k++) {
         const cn_rec_ref *ref = &r->refs[c->base_ref[k]];
         const char *bn = cn_rec_str(r, ref->name);
@@ -430,7 +452,7 @@ static uint32_t py_descend(ctx *c, uint32_t id, const char *s, size_t n, int dep
     const char *dot;
     size_t h;
     if (n == 0 || id == NONE) return id;
-    if (depth > MAX_DEPTH) return NONE;
+    if (depth > MAX_DEPTH) return cut(c);
     g = &c->nodes[id];
     if (g->kind == CN_NODE_FILE) return py_in_module(c, g->file, s, n, depth + 1);
     if (g->kind != CN_NODE_CLASS) return NONE;
@@ -465,7 +487,7 @@ static uint32_t py_follow(ctx *c, uint32_t f, const char *t, size_t tn, const ch
 /* The binding of file f in `scope` for the longest dotted prefix of s[0, n)
  * it binds; *k receives that prefix's length, *tn the length of the
  * target to use (an implicit "import a.b" binding of "a" uses "a"). */
-static const bind *py_bind(const ctx *c, uint32_t f, uint32_t scope, const char *s, size_t n,
+static bind *py_bind(ctx *c, uint32_t f, uint32_t scope, const char *s, size_t n,
                            size_t *k, size_t *tn)
 {
     const gfile *gf = &c->files[f];
@@ -493,7 +515,7 @@ static const bind *py_bind(const ctx *c, uint32_t f, uint32_t scope, const char 
         const char *dot = memchr(s, '.', n);
         size_t h = dot ? (size_t)(dot - s) : n;
         for (uint32_t i = gf->bind_lo; i < gf->bind_hi; i++) {
-            const bind *b = &c->binds[i];
+            bind *b = &c->binds[i];
             if (b->scope == scope && strncmp(b->name, s, h) == 0 && b->name[h] == '.' &&
                 strcmp(b->name, b->target) == 0) {
                 *k = h;
@@ -505,15 +527,79 @@ static const bind *py_bind(const ctx *c, uint32_t f, uint32_t scope, const char 
     return NULL;
 }
 
+static size_t bind_target_len(const bind *b, int part)
+{
+    return part ? strcspn(b->target, ".") : strlen(b->target);
+}
+
+/* The node binding b names (part 0: its whole target; part 1: the first
+ * component of a plain "import a.b").  Each is resolved once (with a fresh
+ * depth budget) and cached, so a name imported through a chain of
+ * re-exports costs one lookup per link for the whole build; a binding met
+ * again while it is being resolved is a cycle (NONE).  Only a result cut
+ * short by the depth or nesting limits is not cached. */
+static uint32_t py_bind_node(ctx *c, bind *b, int part)
+{
+    bool saved = c->cut;
+    uint32_t r;
+    if (b->state[part] == 2) return b->node[part];
+    if (b->state[part] == 1) return NONE;
+    if (c->bind_nest >= MAX_BIND_NEST) return cut(c);
+    b->state[part] = 1;
+    c->cut = false;
+    c->bind_nest++;
+    r = py_resolve_target(c, b->file, b->target, bind_target_len(b, part), 0);
+    c->bind_nest--;
+    b->state[part] = c->cut ? 0 : 2;
+    b->node[part] = r;
+    c->cut = c->cut || saved;
+    return r;
+}
+
+/* Whether a binding's target names a namespace package: no file of its
+ * own, but modules below it ("pkg" for "pkg/mod.py" without
+ * "pkg/__init__.py"). */
+static bool py_bind_namespace(const ctx *c, bind *b, int part)
+{
+    if (b->ns[part] < 0) {
+        char abs[NAME_MAX_LEN];
+        bool rel;
+        int al = py_absolute(c, b->file, b->target, bind_target_len(b, part), abs, sizeof abs - 1, &rel);
+        size_t lo = 0, hi = c->n_mods;
+        b->ns[part] = 0;
+        if (al > 0) {
+            abs[al] = '.';
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (strncmp(c->mods[mid].key, abs, (size_t)al + 1) < 0) lo = mid + 1;
+                else hi = mid;
+            }
+            b->ns[part] = lo < c->n_mods && strncmp(c->mods[lo].key, abs, (size_t)al + 1) == 0;
+        }
+    }
+    return b->ns[part] == 1;
+}
+
+/* What ".rest" names after binding b (part as for py_bind_node). */
+static uint32_t py_through_bind(ctx *c, bind *b, int part, const char *rest, size_t rn, int depth)
+{
+    uint32_t node = py_bind_node(c, b, part);
+    if (node != NONE) return py_descend(c, node, rest, rn, depth + 1);
+    /* a namespace package has no node: look the whole dotted name up */
+    if (rn == 0 || b->state[part] != 2 || !py_bind_namespace(c, b, part)) return NONE;
+    return py_follow(c, b->file, b->target, bind_target_len(b, part), rest, rn, depth);
+}
+
 /* Resolves s[0, n) through one binding lookup in `scope`; NONE if unbound. */
 static uint32_t py_via_bind(ctx *c, uint32_t f, uint32_t scope, const char *s, size_t n,
                             int depth, bool *bound)
 {
     size_t k = 0, tn = 0;
-    const bind *b = py_bind(c, f, scope, s, n, &k, &tn);
+    bind *b = py_bind(c, f, scope, s, n, &k, &tn);
     *bound = b != NULL;
     if (b == NULL) return NONE;
-    return py_follow(c, f, b->target, tn, k < n ? s + k + 1 : "", k < n ? n - k - 1 : 0, depth);
+    return py_through_bind(c, b, tn == strlen(b->target) ? 0 : 1, k < n ? s + k + 1 : "",
+                           k < n ? n - k - 1 : 0, depth);
 }
 
 /* Length of an import target without its star: "x.y.*" -> "x.y", ".*" -> ".". */
@@ -531,19 +617,37 @@ static size_t star_strip(const char *t, size_t tn)
 static uint32_t py_star_module(ctx *c, star *st, int depth)
 {
     if (st->resolved == PENDING) return NONE; /* a cycle of star imports */
+    if (c->bind_nest >= MAX_BIND_NEST) return cut(c);
     if (st->resolved != UNSET) return st->resolved;
     {
         size_t tn = star_strip(st->target, strlen(st->target));
+        bool saved = c->cut;
         uint32_t r;
         st->resolved = PENDING;
-        r = py_resolve_target(c, st->file, st->target, tn, depth + 1);
+        c->cut = false;
+        c->bind_nest++;
+        r = py_resolve_target(c, st->file, st->target, tn, 0);
+        c->bind_nest--;
         if (r != NONE && c->nodes[r].kind != CN_NODE_FILE) r = NONE;
-        st->resolved = r;
+        st->resolved = c->cut ? UNSET : r;
+        c->cut = c->cut || saved;
         return r;
     }
 }
 
 static uint32_t py_in_module_body(ctx *c, uint32_t f, const char *s, size_t n, int depth);
+
+/* Whether binding b of a package's __init__ imports its own submodule of
+ * the same name ("from . import sub", "from pkg import sub"). */
+static int8_t py_self_sub(const ctx *c, const bind *b)
+{
+    char abs[NAME_MAX_LEN], self[NAME_MAX_LEN];
+    const char *mod = c->files[b->file].module;
+    bool rel;
+    int al = py_absolute(c, b->file, b->target, strlen(b->target), abs, sizeof abs, &rel);
+    int sl = mod ? snprintf(self, sizeof self, "%s.%s", mod, b->name) : -1;
+    return al >= 0 && sl > 0 && (size_t)sl < sizeof self && strcmp(abs, self) == 0;
+}
 
 /* What s[0, n) ("sym" or "sym.rest") names inside module file f.  A lookup
  * that is already under way (modules importing a name from each other)
@@ -554,7 +658,7 @@ static uint32_t py_in_module(ctx *c, uint32_t f, const char *s, size_t n, int de
     for (size_t i = 0; i < c->sp; i++)
         if (c->stack[i].file == f && c->stack[i].n == n && memcmp(c->stack[i].s, s, n) == 0)
             return NONE;
-    if (c->sp == sizeof c->stack / sizeof *c->stack) return NONE;
+    if (c->sp == sizeof c->stack / sizeof *c->stack) return cut(c);
     c->stack[c->sp].file = f;
     c->stack[c->sp].s = s;
     c->stack[c->sp].n = n;
@@ -571,21 +675,20 @@ static uint32_t py_in_module_body(ctx *c, uint32_t f, const char *s, size_t n, i
     size_t h = dot ? (size_t)(dot - s) : n, rn = dot ? n - h - 1 : 0;
     const char *rest = dot ? dot + 1 : "";
     uint32_t id;
-    if (depth > MAX_DEPTH || gf->lang != LANG_PY) return NONE;
+    if (gf->lang != LANG_PY) return NONE;
+    if (depth > MAX_DEPTH) return cut(c);
     id = child_find(c, gf->node, s, h);
     if (id != NONE) return py_descend(c, id, rest, rn, depth + 1);
     /* an import of that module under this name (a re-export) */
     {
         size_t k = 0, tn = 0;
-        const bind *b = py_bind(c, f, gf->node, s, h, &k, &tn);
+        bind *b = py_bind(c, f, gf->node, s, h, &k, &tn);
         if (b != NULL) {
-            char abs[NAME_MAX_LEN], self[NAME_MAX_LEN];
-            bool rel;
-            int al = py_absolute(c, f, b->target, tn, abs, sizeof abs, &rel);
-            int sl = gf->module ? snprintf(self, sizeof self, "%s.%.*s", gf->module, (int)h, s) : -1;
+            int part = tn == strlen(b->target) ? 0 : 1;
+            if (part == 0 && b->self_sub < 0) b->self_sub = py_self_sub(c, b);
             /* "from . import sub" in pkg/__init__: the submodule, below */
-            if (!(al >= 0 && sl > 0 && strcmp(abs, self) == 0)) {
-                id = py_follow(c, f, b->target, tn, rest, rn, depth);
+            if (part == 1 || !b->self_sub) {
+                id = py_through_bind(c, b, part, rest, rn, depth);
                 if (id != NONE) return id;
             }
         }
@@ -613,7 +716,8 @@ static uint32_t py_in_module_body(ctx *c, uint32_t f, const char *s, size_t n, i
 static uint32_t py_resolve_abs(ctx *c, const char *s, size_t n, bool allow_suffix, int depth)
 {
     size_t dots[64], nd = 0;
-    if (n == 0 || depth > MAX_DEPTH) return NONE;
+    if (n == 0) return NONE;
+    if (depth > MAX_DEPTH) return cut(c);
     for (size_t i = 0; i < n && nd < 64; i++)
         if (s[i] == '.') dots[nd++] = i;
     /* prefix lengths in components: n-1 (symbol in the parent module), n,
@@ -642,7 +746,7 @@ static uint32_t py_resolve_target(ctx *c, uint32_t f, const char *t, size_t tn, 
     char buf[NAME_MAX_LEN];
     bool rel;
     int len;
-    if (depth > MAX_DEPTH) return NONE;
+    if (depth > MAX_DEPTH) return cut(c);
     len = py_absolute(c, f, t, tn, buf, sizeof buf, &rel);
     if (len <= 0) return NONE;
     return py_resolve_abs(c, buf, (size_t)len, !rel, depth + 1);
@@ -657,7 +761,8 @@ static uint32_t py_lookup(ctx *c, uint32_t f, uint32_t start, const char *s, siz
     const char *rest = dot ? dot + 1 : "";
     uint32_t id;
     bool bound;
-    if (h == 0 || depth > MAX_DEPTH) return NONE;
+    if (h == 0) return NONE;
+    if (depth > MAX_DEPTH) return cut(c);
     for (uint32_t x = start; x != NONE && x != gf->node; x = c->nodes[x].parent) {
         int kind = c->nodes[x].kind;
         if (!is_func(kind) && !(x == start && kind == CN_NODE_CLASS)) continue;
@@ -819,7 +924,8 @@ static uint32_t c_include(const ctx *c, uint32_t f, const char *name)
         for (; i != SIZE_MAX && i < c->n_bnames && strcmp(c->bnames[i].key, base) == 0; i++) {
             const char *fp = c->files[c->bnames[i].file].path;
             size_t fl = strlen(fp);
-            if (strcmp(fp, name) == 0 || (fl > n && fp[fl - n - 1] == '/' && strcmp(fp + fl - n, name) == 0)) {
+            if (strcmp(fp, name) == 0 ||
+                (fl > n && fp[fl - n - 1] == '/' && strcmp(fp + fl - n, name) == 0)) {
                 if (found != NONE && found != c->bnames[i].file) return NONE;
                 found = c->bnames[i].file;
             }
@@ -1181,7 +1287,8 @@ static int setup(ctx *c, const cn_file_rec *recs, size_t n)
                 if (strcmp(nm, "*") == 0 || cn_str_has_suffix(t, "*")) {
                     if (scope == gf->node) c->stars[n_stars++] = (star){t, f, UNSET};
                 } else {
-                    c->binds[c->n_binds++] = (bind){nm, t, scope, (uint32_t)k, f};
+                    c->binds[c->n_binds++] =
+                        (bind){nm, t, scope, (uint32_t)k, f, {NONE, NONE}, {0, 0}, {-1, -1}, -1};
                 }
             }
         }

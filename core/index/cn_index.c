@@ -44,6 +44,23 @@ int cn_index_open(const char *dir, const char *repo_root, struct cn_index **out)
         goto fail;
     }
     free(p);
+    p = cn_path_join(dir, CN_GRAPH_FILE);
+    if (p == NULL) {
+        rc = cn_error_set(CN_ENOMEM, "out of memory");
+        goto fail;
+    }
+    rc = cn_graph_open(p, &x->graph);
+    if (rc == CN_ENOTFOUND) {
+        cn_error_clear();   /* compiled without the graph */
+    } else if (rc < 0) {
+        goto fail;
+    } else if (cn_graph_node_count(x->graph) != cn_nodes_count(x->nodes)) {
+        rc = cn_error_set(CN_ECORRUPT, "%s: the graph has %u nodes for %u in the nodes index; "
+                                       "recompile with `codenib compile --rebuild`",
+                          dir, cn_graph_node_count(x->graph), cn_nodes_count(x->nodes));
+        goto fail;
+    }
+    free(p);
     *out = x;
     return 0;
 fail:
@@ -79,6 +96,7 @@ void cn_index_close(struct cn_index *x)
     if (x == NULL) return;
     cn_nodes_close(x->nodes);
     cn_bm25_close(x->bm25);
+    cn_graph_close(x->graph);
     free(x->dir);
     free(x->repo_root);
     free(x);
@@ -215,10 +233,86 @@ static int svc_node_text(const cn_host *host, const struct cn_index *x, uint32_t
     return 0;
 }
 
+static void to_edge(const cn_graph_edge *e, cn_edge_info *out)
+{
+    out->struct_size = (uint32_t)sizeof *out;
+    out->node = e->node;
+    out->type = e->type;
+    out->resolved = e->resolved;
+    out->line = e->line ? e->line - 1 : UINT32_MAX;   /* skills count from 0 */
+    out->column = e->column;
+    out->name = e->name ? e->name : "";
+}
+
+/* Copies graph edges out through a bounded temporary array. */
+static size_t convert(size_t total, const cn_graph_edge *tmp, size_t got, cn_edge_info *out)
+{
+    for (size_t i = 0; i < got; i++) to_edge(&tmp[i], &out[i]);
+    return total;
+}
+
+static size_t svc_edges(const struct cn_index *x, uint32_t node, uint32_t mask, int direction,
+                        cn_edge_info *out, size_t max)
+{
+    cn_graph_edge *tmp;
+    size_t total;
+    if (x->graph == NULL) return 0;
+    tmp = max ? malloc(max * sizeof *tmp) : NULL;
+    if (max && tmp == NULL) return 0;
+    total = cn_graph_edges(x->graph, node, mask, direction == CN_EDGES_IN ? CN_GRAPH_IN : CN_GRAPH_OUT, tmp, max);
+    convert(total, tmp, total < max ? total : max, out);
+    free(tmp);
+    return total;
+}
+
+static size_t svc_unresolved(const struct cn_index *x, const char *name, uint32_t mask, cn_edge_info *out,
+                             size_t max)
+{
+    cn_graph_edge *tmp;
+    size_t total;
+    if (x->graph == NULL || name == NULL) return 0;
+    tmp = max ? malloc(max * sizeof *tmp) : NULL;
+    if (max && tmp == NULL) return 0;
+    total = cn_graph_unresolved(x->graph, name, mask, tmp, max);
+    convert(total, tmp, total < max ? total : max, out);
+    free(tmp);
+    return total;
+}
+
+static int svc_edge_at(const struct cn_index *x, const char *path, uint32_t line, uint32_t column,
+                       uint32_t *from_node, cn_edge_info *out, cn_error *err)
+{
+    cn_graph_edge e;
+    uint32_t node;
+    if (x->graph == NULL)
+        return cn_error_fill(err, CN_EUNSUPPORTED, "this index has no symbol graph: compile with "
+                                                   "`codenib compile --index graph`");
+    if (cn_nodes_at(x->nodes, path, line + 1, &node) < 0) return cn_error_export(err);
+    /* the innermost node first, then its ancestors: a use site in a
+     * decorator or a default belongs to an outer node */
+    for (;;) {
+        cn_node_view v;
+        if (cn_graph_at(x->graph, node, line + 1, column, &e) == 0) {
+            if (from_node) *from_node = node;
+            to_edge(&e, out);
+            return 0;
+        }
+        if (cn_nodes_get(x->nodes, node, &v) < 0 || v.parent < 0) break;
+        node = (uint32_t)v.parent;
+    }
+    return cn_error_fill(err, CN_ENOTFOUND, "no use of a symbol at %s:%u:%u", path, line + 1, column + 1);
+}
+
+static int svc_has_graph(const struct cn_index *x)
+{
+    return x->graph != NULL;
+}
+
 static const cn_index_services index_services = {
     (uint32_t)sizeof(cn_index_services),
     svc_node_count, svc_node, svc_node_by_qualname, svc_nodes_by_name, svc_node_at,
     svc_bm25_search, svc_node_text,
+    svc_edges, svc_unresolved, svc_edge_at, svc_has_graph,
 };
 
 const cn_index_services *cn_host_index_services(void)

@@ -6,6 +6,7 @@
 #include <codenib/index.h>
 
 #include "cn_bm25.h"
+#include "cn_graph.h"
 #include "cn_nodes.h"
 
 struct cn_index {
@@ -13,6 +14,7 @@ struct cn_index {
     char *repo_root;      /* canonical repository root */
     cn_nodes *nodes;
     cn_bm25 *bm25;        /* NULL when not built */
+    cn_graph *graph;      /* NULL when not built */
 };
 
 /* Opens the generation in `dir` (nodes required, BM25 when present);

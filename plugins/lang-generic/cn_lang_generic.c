@@ -23,7 +23,8 @@
  * The syntax tree is walked iteratively with a TSTreeCursor (never by
  * recursion), so deep nesting cannot exhaust the stack; brackets nested
  * deeper than MAX_NESTING are blanked out before parsing because
- * libtree-sitter 0.20 stores child counts in 16 bits.  Emitted nodes live
+ * libtree-sitter 0.20 stores child counts in 16 bits (see parse_guarded
+ * for the other way an error node can outgrow them).  Emitted nodes live
  * on a context stack tagged with the tree depth that opened them: arriving
  * at a node of depth d closes every context opened at depth >= d. */
 #include <stdbool.h>
@@ -37,6 +38,11 @@
 #include <codenib/lang.h>
 
 #define MAX_NESTING 4096
+/* The parse-stack guard (see parse_guarded). */
+#define GUARD_MIN_BYTES 16384u /* smaller inputs cannot reach the limit */
+#define GUARD_HIGH 30000L      /* stack depth at which a parse is canceled */
+#define GUARD_LOW 1000L        /* depth under which a position is safe */
+#define GUARD_RETRIES 4
 
 /* ------------------------------------------------------------------ */
 /* Tables                                                              */
@@ -338,6 +344,16 @@ typedef struct use_item {
     size_t prefix_off, prefix_len; /* into the arena */
 } use_item;
 
+/* What the parse logger tracks: an estimate of the parse stack's depth
+ * and the last position at which it was small. */
+typedef struct stack_guard {
+    long depth;
+    uint32_t row, col;           /* position being processed */
+    uint32_t safe_row, safe_col; /* last position with a small stack */
+    bool tripped;
+    size_t cancel;               /* tree-sitter's cancellation flag */
+} stack_guard;
+
 typedef struct gen_state {
     const cn_host *host;
     TSParser *ts;
@@ -365,6 +381,7 @@ typedef struct gen_state {
     sbuf name, seg, tmp, tmp2, arena;
     use_item *uses;
     size_t capuses;
+    stack_guard guard;
 } gen_state;
 
 /* ------------------------------------------------------------------ */
@@ -1461,6 +1478,101 @@ static char *limit_nesting(const char *src, size_t len, bool *failed)
 }
 
 /* ------------------------------------------------------------------ */
+/* The parse-stack guard                                               */
+
+/* When error recovery gives up on a stretch of input it wraps the parse
+ * stack (every token skipped or left unreduced since the last recovery)
+ * into one ERROR node; with 65536 entries or more, libtree-sitter 0.20's
+ * 16-bit child count overflows and freeing the tree corrupts the heap.
+ * Long runs of junk tokens, unary operators or unfinished right-recursive
+ * constructs get there without deep brackets.  For inputs large enough to
+ * reach it, the parser's log is followed to estimate the stack's depth;
+ * past GUARD_HIGH the parse is canceled and the input is parsed again up
+ * to the last position where the stack was small (what follows is lost). */
+
+static unsigned long log_number(const char *msg, const char *key)
+{
+    const char *p = strstr(msg, key);
+    return p ? strtoul(p + strlen(key), NULL, 10) : 0;
+}
+
+static void guard_log(void *payload, TSLogType type, const char *msg)
+{
+    stack_guard *g = payload;
+    if (type != TSLogTypeParse || msg == NULL) return;
+    switch (msg[0]) {
+    case 's': /* shift state:, shift_extra, skip_token */
+        if (strncmp(msg, "shift", 5) == 0 || strncmp(msg, "skip_token", 10) == 0) g->depth++;
+        break;
+    case 'r':
+        if (strncmp(msg, "reduce ", 7) == 0) {
+            g->depth -= (long)log_number(msg, "child_count:") - 1;
+        } else if (strncmp(msg, "recover_to_previous", 19) == 0) {
+            g->depth -= (long)log_number(msg, "depth:") - 1;
+        } else if (strncmp(msg, "recover_with_missing", 20) == 0) {
+            g->depth++;
+        }
+        break;
+    case 'p':
+        if (strncmp(msg, "process ", 8) == 0) {
+            g->row = (uint32_t)log_number(msg, "row:");
+            g->col = (uint32_t)log_number(msg, "col:");
+            if (g->depth < GUARD_LOW) {
+                g->safe_row = g->row;
+                g->safe_col = g->col;
+            }
+        }
+        break;
+    default:
+        break;
+    }
+    if (g->depth < 0) g->depth = 0;
+    if (g->depth > GUARD_HIGH && !g->tripped) {
+        g->tripped = true;
+        g->cancel = 1;
+    }
+}
+
+/* Byte offset of (row, col) in src, at most len. */
+static size_t offset_of(const char *src, size_t len, uint32_t row, uint32_t col)
+{
+    size_t i = 0;
+    for (uint32_t r = 0; r < row && i < len; r++) {
+        const char *nl = memchr(src + i, '\n', len - i);
+        if (nl == NULL) return len;
+        i = (size_t)(nl - src) + 1;
+    }
+    return (size_t)col > len - i ? len : i + col;
+}
+
+/* Parses src[0, len), under the guard when len is large enough; a
+ * tripped parse is retried on a shorter prefix.  NULL only when
+ * tree-sitter fails. */
+static TSTree *parse_guarded(gen_state *st, const char *src, size_t len)
+{
+    if (len < GUARD_MIN_BYTES) return ts_parser_parse_string(st->ts, NULL, src, (uint32_t)len);
+    TSTree *tree = NULL;
+    for (int attempt = 0; attempt <= GUARD_RETRIES; attempt++) {
+        stack_guard *g = &st->guard;
+        memset(g, 0, sizeof *g);
+        if (attempt == GUARD_RETRIES) len = 0; /* give up on the file */
+        ts_parser_set_cancellation_flag(st->ts, &g->cancel);
+        ts_parser_set_logger(st->ts, (TSLogger){g, guard_log});
+        tree = ts_parser_parse_string(st->ts, NULL, src, (uint32_t)len);
+        ts_parser_set_logger(st->ts, (TSLogger){NULL, NULL});
+        ts_parser_set_cancellation_flag(st->ts, NULL);
+        if (tree != NULL && !g->tripped) break;
+        if (tree != NULL) ts_tree_delete(tree);
+        tree = NULL;
+        ts_parser_reset(st->ts);
+        if (!g->tripped) break; /* a failure of its own */
+        size_t cut = offset_of(src, len, g->safe_row, g->safe_col);
+        len = cut < len ? cut : len / 2;
+    }
+    return tree;
+}
+
+/* ------------------------------------------------------------------ */
 /* The parser                                                          */
 
 static int gen_parse(cn_lang_parser *self, const char *path, const char *src, size_t len,
@@ -1496,7 +1608,7 @@ static int gen_parse(cn_lang_parser *self, const char *path, const char *src, si
         return oom(st);
     }
 
-    tree = ts_parser_parse_string(st->ts, NULL, st->src, (uint32_t)len);
+    tree = parse_guarded(st, st->src, len);
     if (tree == NULL) {
         ts_parser_reset(st->ts);
         free(safe);

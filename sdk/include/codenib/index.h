@@ -42,6 +42,29 @@ typedef struct cn_search_filter {
     uint32_t kinds;           /* bit (1u << kind) per wanted kind; 0: any */
 } cn_search_filter;
 
+/* Edge types of the symbol graph.  Stored in indexes: only append. */
+typedef enum cn_edge_type {
+    CN_EDGE_CONTAINS = 1,     /* parent -> child (file -> class -> method) */
+    CN_EDGE_CALLS = 2,        /* caller -> callee */
+    CN_EDGE_REFERENCES = 3,   /* user -> used symbol */
+    CN_EDGE_IMPORTS = 4,      /* importer -> module file or symbol */
+    CN_EDGE_INHERITS = 5      /* class -> base class */
+} cn_edge_type;
+
+#define CN_EDGES_OUT 0        /* edges from the node */
+#define CN_EDGES_IN 1         /* edges to the node */
+
+typedef struct cn_edge_info {
+    uint32_t struct_size;
+    uint32_t node;            /* the other end; UINT32_MAX when the target was
+                                 not resolved to a node (then see name) */
+    int type;                 /* cn_edge_type */
+    int resolved;
+    uint32_t line;            /* 0-based use site; UINT32_MAX for contains */
+    uint32_t column;          /* 0-based byte column of the use site */
+    const char *name;         /* as written at the use site ("" for contains) */
+} cn_edge_info;
+
 typedef struct cn_search_hit {
     uint32_t node;
     double score;
@@ -70,6 +93,24 @@ typedef struct cn_index_services {
      * allocated with host->alloc. */
     int (*node_text)(const cn_host *host, const struct cn_index *idx, uint32_t id, char **text,
                      size_t *len, cn_error *err);
+
+    /* Symbol graph (each returns 0 / CN_EUNSUPPORTED when the index has
+     * no graph part).  Edges of `node` whose type bit (1u << type) is in
+     * type_mask, in `direction` (CN_EDGES_OUT/IN), sorted by type, use site
+     * and other end; returns how many there are (at most max stored). */
+    size_t (*edges)(const struct cn_index *idx, uint32_t node, uint32_t type_mask, int direction,
+                    cn_edge_info *out, size_t max);
+    /* Use sites whose target was not resolved, by the name written there
+     * ("json.loads") or its last component ("loads"); `node` of each is
+     * the using node. */
+    size_t (*unresolved)(const struct cn_index *idx, const char *name, uint32_t type_mask,
+                         cn_edge_info *out, size_t max);
+    /* The use site (call, reference, import, base class) at a 0-based
+     * position of a file; CN_ENOTFOUND when none is there. */
+    int (*edge_at)(const struct cn_index *idx, const char *path, uint32_t line, uint32_t column,
+                   uint32_t *from_node, cn_edge_info *out, cn_error *err);
+    /* Whether the index has a symbol graph. */
+    int (*has_graph)(const struct cn_index *idx);
 } cn_index_services;
 
 #ifdef __cplusplus
