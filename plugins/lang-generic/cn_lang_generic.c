@@ -40,8 +40,8 @@
 #define MAX_NESTING 4096
 /* The parse-stack guard (see parse_guarded). */
 #define GUARD_MIN_BYTES 16384u /* smaller inputs cannot reach the limit */
-#define GUARD_HIGH 30000L      /* stack depth at which a parse is canceled */
-#define GUARD_LOW 1000L        /* depth under which a position is safe */
+#define GUARD_HIGH 30000L      /* bound at which a parse is canceled */
+#define GUARD_LOW 20000L       /* bound under which a position is safe */
 #define GUARD_RETRIES 4
 
 /* ------------------------------------------------------------------ */
@@ -127,8 +127,6 @@ static const rule lang_rules[] = {
     DEF("enum_specifier", CN_NODE_ENUM, NM_NAME_BODY),
     DEF("namespace_definition", CN_NODE_MODULE, NM_NAME_BODY),
     DEF("function_definition", CN_NODE_FUNCTION, NM_CPP_FUNC),
-    DEF("preproc_def", CN_NODE_MACRO, NM_NAME),
-    DEF("preproc_function_def", CN_NODE_MACRO, NM_NAME),
     CALL("call_expression", CS_FUNCTION),
     IMPORT("preproc_include", IM_INCLUDE),
     ROLE("base_class_clause", R_BASES),
@@ -344,12 +342,11 @@ typedef struct use_item {
     size_t prefix_off, prefix_len; /* into the arena */
 } use_item;
 
-/* What the parse logger tracks: an estimate of the parse stack's depth
- * and the last position at which it was small. */
+/* What the parse logger tracks (see parse_guarded). */
 typedef struct stack_guard {
-    long depth;
-    uint32_t row, col;           /* position being processed */
-    uint32_t safe_row, safe_col; /* last position with a small stack */
+    long depth;                  /* of the parse stack */
+    long popped;                 /* entries popped by error recoveries */
+    uint32_t safe_row, safe_col; /* last position with a small bound */
     bool tripped;
     size_t cancel;               /* tree-sitter's cancellation flag */
 } stack_guard;
@@ -377,6 +374,7 @@ typedef struct gen_state {
     size_t capfr;
     bool pending;        /* a wrapper opened `target` already */
     TSNode target;
+    uint32_t pending_depth; /* the wrapper's depth */
     sbuf path;           /* qualname of the innermost node */
     sbuf name, seg, tmp, tmp2, arena;
     use_item *uses;
@@ -1310,6 +1308,7 @@ static int visit(gen_state *st, TSNode n, frame *fr, uint32_t depth, uint32_t at
                 if (rc > 0) {
                     st->pending = true;
                     st->target = t;
+                    st->pending_depth = depth;
                 }
             }
         }
@@ -1347,6 +1346,7 @@ static int walk(gen_state *st, TSNode root)
         int act = ACT_SKIP;
 
         ctx_pop_to_depth(st, depth);
+        if (st->pending && depth <= st->pending_depth) st->pending = false; /* left the wrapper */
         if (ts_node_is_named(n)) {
             TSSymbol s = ts_node_symbol(n);
             uint32_t attr = 0;
@@ -1480,15 +1480,22 @@ static char *limit_nesting(const char *src, size_t len, bool *failed)
 /* ------------------------------------------------------------------ */
 /* The parse-stack guard                                               */
 
-/* When error recovery gives up on a stretch of input it wraps the parse
- * stack (every token skipped or left unreduced since the last recovery)
- * into one ERROR node; with 65536 entries or more, libtree-sitter 0.20's
- * 16-bit child count overflows and freeing the tree corrupts the heap.
- * Long runs of junk tokens, unary operators or unfinished right-recursive
- * constructs get there without deep brackets.  For inputs large enough to
- * reach it, the parser's log is followed to estimate the stack's depth;
- * past GUARD_HIGH the parse is canceled and the input is parsed again up
- * to the last position where the stack was small (what follows is lost). */
+/* When error recovery gives up on a stretch of input, it wraps the parse
+ * stack entries above the state it returns to into one ERROR node, taking
+ * in the children of an ERROR node found right below them, and at the end
+ * of the input it wraps the whole stack.  With 65536 children or more,
+ * libtree-sitter 0.20's 16-bit child count overflows and freeing the tree
+ * corrupts the heap; long runs of junk, of unary operators or of
+ * unfinished right-recursive constructs get there without deep brackets.
+ *
+ * An ERROR node's children were all popped by some recovery, or are on
+ * the stack at the end: their number is at most the entries popped by
+ * recoveries so far plus the stack's depth.  For inputs large enough to
+ * reach the limit, the parser's log is followed to keep that bound; past
+ * GUARD_HIGH the parse is canceled and the input parsed again up to the
+ * last position where the bound was under GUARD_LOW (the rest of the file
+ * is lost: only inputs with thousands of syntax errors or stacks
+ * thousands of levels deep come to that). */
 
 static unsigned long log_number(const char *msg, const char *key)
 {
@@ -1508,26 +1515,24 @@ static void guard_log(void *payload, TSLogType type, const char *msg)
         if (strncmp(msg, "reduce ", 7) == 0) {
             g->depth -= (long)log_number(msg, "child_count:") - 1;
         } else if (strncmp(msg, "recover_to_previous", 19) == 0) {
-            g->depth -= (long)log_number(msg, "depth:") - 1;
+            long k = (long)log_number(msg, "depth:");
+            g->popped += k;
+            g->depth -= k - 1;
         } else if (strncmp(msg, "recover_with_missing", 20) == 0) {
             g->depth++;
         }
         break;
     case 'p':
-        if (strncmp(msg, "process ", 8) == 0) {
-            g->row = (uint32_t)log_number(msg, "row:");
-            g->col = (uint32_t)log_number(msg, "col:");
-            if (g->depth < GUARD_LOW) {
-                g->safe_row = g->row;
-                g->safe_col = g->col;
-            }
+        if (strncmp(msg, "process ", 8) == 0 && g->popped + g->depth < GUARD_LOW) {
+            g->safe_row = (uint32_t)log_number(msg, "row:");
+            g->safe_col = (uint32_t)log_number(msg, "col:");
         }
         break;
     default:
         break;
     }
     if (g->depth < 0) g->depth = 0;
-    if (g->depth > GUARD_HIGH && !g->tripped) {
+    if (g->popped + g->depth > GUARD_HIGH && !g->tripped) {
         g->tripped = true;
         g->cancel = 1;
     }

@@ -184,6 +184,25 @@ else
   echo "# /usr/lib/python3.11 is absent: SIGKILL checks skipped"
 fi
 
+# Every language with a backend is indexed side by side.
+poly=$TMPBASE/poly
+mkdir -p "$poly/web" "$poly/cmd" "$poly/src" "$poly/lib"
+printf 'export function renderCart(items) {\n  return items.map(formatLine);\n}\n' > "$poly/web/cart.js"
+printf 'package main\n\nfunc serveHealth() string {\n\treturn "ok"\n}\n' > "$poly/cmd/main.go"
+printf 'pub fn parse_manifest(text: &str) -> usize {\n    text.len()\n}\n' > "$poly/src/lib.rs"
+printf 'public class Ledger {\n  void settleAccount() {}\n}\n' > "$poly/lib/Ledger.java"
+printf 'class Matrix {\n public:\n  void invertInPlace();\n};\n' > "$poly/lib/matrix.hpp"
+printf 'export interface Invoice { total(): number }\n' > "$poly/web/invoice.ts"
+cn compile "$poly" --cache-dir "$TMPBASE/polycache" --json
+check "a mixed repository compiles" rc_is 0
+for l in javascript go rust java cpp typescript; do
+  check "its $l files are indexed" out_has "\"$l\": {"
+done
+cn run bm25_search --repo "$poly" --cache-dir "$TMPBASE/polycache" --args '{"query": "serve health", "names_only": true, "kinds": ["function"]}'
+check "a Go function is found by its words" out_has '"node_name":"cmd/main.go:serveHealth"'
+cn run bm25_search --repo "$poly" --cache-dir "$TMPBASE/polycache" --args '{"query": "settle account", "names_only": true, "kinds": ["method"]}'
+check "a Java method is found" out_has '"node_name":"lib/Ledger.java:Ledger.settleAccount"'
+
 cn plugins list
 check "plugins list shows the python backend" sh -c 'grep -q "^lang-python .*python .*loaded" "$0"' "$OUT"
 cn plugins list --json

@@ -5,7 +5,7 @@
 set -u
 total_plan=0
 why=
-for lang in python c; do
+for lang in python c cpp javascript typescript go java rust; do
   plugin="$CN_BUILDDIR/_plugins/lang-$lang/lang_$lang.so"
   runner="$CN_SRCDIR/tests/fixtures/lang/$lang/run.sh"
   if [ ! -f "$plugin" ]; then
@@ -17,7 +17,8 @@ for lang in python c; do
     continue
   fi
   # Renumber each runner's TAP lines into one stream.
-  out=$(LANG_DUMP="$CN_BUILDDIR/tests/lang/lang_dump" LANG_PLUGIN="$plugin" sh "$runner" 2>&1)
+  out=$(LANG_DUMP="$CN_BUILDDIR/tests/lang/lang_dump" LANG_PLUGIN="$plugin" \
+        LANG_PLUGIN_TSX="$CN_BUILDDIR/_plugins/lang-tsx/lang_tsx.so" sh "$runner" 2>&1)
   printf '%s\n' "$out" | awk -v base="$total_plan" -v lang="$lang" '
     /^1\.\./ { next }
     /^(not )?ok [0-9]+/ {
