@@ -1,0 +1,94 @@
+/* cn_ts_guard: keeps libtree-sitter 0.20 from crashing on hostile input.
+ *
+ * libtree-sitter 0.20.7 stores a node's child count in 16 bits.  When
+ * error recovery builds an ERROR node with 65536 children or more, the
+ * count wraps and freeing the tree corrupts the heap: the process aborts.
+ * Two kinds of input get there:
+ *
+ *  - deep nesting: tens of thousands of unclosed brackets (or, in C and
+ *    C++, #if blocks) leave a parse stack that the ERROR node at the end
+ *    of the file wraps whole.  cn_ts_blank_deep_nesting() turns whatever
+ *    is nested deeper than a limit into spaces before the parse;
+ *
+ *  - long runs of junk, of unary operators or of unfinished
+ *    right-recursive constructs (`x = x = x = ...`), which need no
+ *    brackets at all.  cn_ts_parse_guarded() follows the parser's log to
+ *    keep an upper bound on the size of any ERROR node and, when the bound
+ *    gets too high, cancels the parse and parses again only the input up
+ *    to the last position where it was small.
+ *
+ * Both are cheap on ordinary files: the blanking is one pass over the
+ * bytes that allocates nothing unless something is blanked, and the guard
+ * only logs inputs of at least opts->min_bytes (16 KiB by default), which
+ * costs a parse about a third of its time.
+ *
+ * This file is compiled into each language plugin; its functions carry
+ * the cn_ts_ prefix and are not exported (the plugins are linked with
+ * -fvisibility=hidden and an export list). */
+#ifndef CN_TS_GUARD_H
+#define CN_TS_GUARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <tree_sitter/api.h>
+
+/* Default nesting limit for cn_ts_blank_deep_nesting(). */
+#define CN_TS_MAX_NESTING 4096
+
+/* Defaults of cn_ts_guard_opts (a field left 0 takes its default). */
+#define CN_TS_GUARD_MIN_BYTES 16384u /* smaller inputs cannot reach the limit */
+#define CN_TS_GUARD_HIGH 30000L      /* bound at which a parse is canceled */
+#define CN_TS_GUARD_LOW 20000L       /* bound under which a position is safe */
+#define CN_TS_GUARD_RETRIES 4        /* shorter parses before giving up */
+
+typedef struct cn_ts_guard_opts {
+    uint32_t min_bytes; /* inputs shorter than this are parsed unguarded */
+    long high;          /* cancel when the bound exceeds this (< 65536) */
+    long low;           /* a position is safe while the bound is under this */
+    int retries;        /* after this many cut parses, parse nothing */
+} cn_ts_guard_opts;
+
+typedef struct cn_ts_guard_result {
+    bool guarded;    /* the parse ran under the guard (len >= min_bytes) */
+    bool cut;        /* only src[0, parsed_len) is in the tree */
+    uint32_t parsed_len; /* bytes parsed: len unless cut */
+    uint32_t cut_row;    /* when cut: where the parsed prefix ends, */
+    uint32_t cut_col;    /* 0-based line and byte column */
+    int attempts;        /* parses run (canceled ones included) */
+} cn_ts_guard_result;
+
+/* Parses src[0, len) with parser, like ts_parser_parse_string(parser,
+ * NULL, src, len), under the guard when len >= opts->min_bytes.  A parse
+ * that trips the guard is canceled and retried on a prefix of src ending
+ * at the last safe position (the rest of the input is left out of the
+ * tree); after opts->retries such attempts the tree of an empty input is
+ * returned.  Only input with thousands of syntax errors, or a parse stack
+ * thousands of entries deep, is ever cut.
+ *
+ * opts may be NULL (all defaults); res may be NULL, else it is filled in
+ * whatever the outcome.  The parser's logger and cancellation flag are
+ * replaced during the call and restored before it returns.  Returns the
+ * tree, or NULL when tree-sitter returns none for a reason of its own (a
+ * timeout, no language); the parser is then reset. */
+TSTree *cn_ts_parse_guarded(TSParser *parser, const char *src, uint32_t len, const cn_ts_guard_opts *opts,
+                            cn_ts_guard_result *res);
+
+/* What cn_ts_blank_deep_nesting() counts (flags, or-ed). */
+#define CN_TS_BLANK_BRACKETS 0x1u   /* ( [ { against ) ] } */
+#define CN_TS_BLANK_DIRECTIVES 0x2u /* #if/#ifdef/#ifndef against #endif */
+
+/* Returns a malloc'ed copy of src[0, len) (NUL-terminated) in which every
+ * bracket nested deeper than max_depth (0: CN_TS_MAX_NESTING) is replaced
+ * by a space, and with CN_TS_BLANK_DIRECTIVES every conditional directive
+ * line (with its backslash continuations) nested deeper than that is
+ * replaced by spaces, newlines kept: byte offsets, lines and columns stay
+ * valid.  Brackets are counted everywhere, strings and comments included;
+ * a directive is a line whose first non-blank character is '#'.
+ *
+ * Returns NULL when nothing is nested that deep (src is fine as it is),
+ * or when out of memory: then *failed is set (it is cleared otherwise). */
+char *cn_ts_blank_deep_nesting(const char *src, size_t len, unsigned flags, size_t max_depth, bool *failed);
+
+#endif /* CN_TS_GUARD_H */
