@@ -1,0 +1,240 @@
+/* cn_ts_guard: keeps libtree-sitter 0.20 from crashing on hostile input
+ * (see cn_ts_guard.h). */
+#include "cn_ts_guard.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* The parse guard                                                     */
+
+/* When error recovery gives up on a stretch of input, it wraps the parse
+ * stack entries above the state it returns to into one ERROR node, taking
+ * in the children of an ERROR node found right below them, and at the end
+ * of the input it wraps the whole stack.  With 65536 children or more,
+ * libtree-sitter 0.20's 16-bit child count overflows and freeing the tree
+ * corrupts the heap; long runs of junk, of unary operators or of
+ * unfinished right-recursive constructs get there without deep brackets.
+ *
+ * An ERROR node's children were all popped by some recovery, or are on
+ * the stack at the end: their number is at most the entries popped by
+ * recoveries so far plus the stack's depth.  For inputs large enough to
+ * reach the limit, the parser's log is followed to keep that bound; past
+ * `high` the parse is canceled and the input parsed again up to the last
+ * position where the bound was under `low` (the rest of the file is lost:
+ * only inputs with thousands of syntax errors or stacks thousands of
+ * levels deep come to that).  tree-sitter checks the cancellation flag
+ * every hundred or so operations, far within the margin left by `high`. */
+
+typedef struct guard_state {
+    long high, low;
+    long depth;                  /* of the parse stack */
+    long popped;                 /* entries popped by error recoveries */
+    uint32_t safe_row, safe_col; /* last position with a small bound */
+    bool tripped;
+    size_t cancel; /* tree-sitter's cancellation flag */
+} guard_state;
+
+static unsigned long log_number(const char *msg, const char *key)
+{
+    const char *p = strstr(msg, key);
+    return p ? strtoul(p + strlen(key), NULL, 10) : 0;
+}
+
+static void guard_log(void *payload, TSLogType type, const char *msg)
+{
+    guard_state *g = payload;
+    if (type != TSLogTypeParse || msg == NULL) return;
+    switch (msg[0]) {
+    case 's': /* shift state:, shift_extra, skip_token */
+        if (strncmp(msg, "shift", 5) == 0 || strncmp(msg, "skip_token", 10) == 0) g->depth++;
+        break;
+    case 'r':
+        if (strncmp(msg, "reduce ", 7) == 0) {
+            g->depth -= (long)log_number(msg, "child_count:") - 1;
+        } else if (strncmp(msg, "recover_to_previous", 19) == 0) {
+            long k = (long)log_number(msg, "depth:");
+            g->popped += k;
+            g->depth -= k - 1;
+        } else if (strncmp(msg, "recover_with_missing", 20) == 0) {
+            g->depth++;
+        }
+        break;
+    case 'p':
+        if (strncmp(msg, "process ", 8) == 0 && g->popped + g->depth < g->low) {
+            g->safe_row = (uint32_t)log_number(msg, "row:");
+            g->safe_col = (uint32_t)log_number(msg, "col:");
+        }
+        break;
+    default:
+        break;
+    }
+    if (g->depth < 0) g->depth = 0;
+    if (g->popped + g->depth > g->high && !g->tripped) {
+        g->tripped = true;
+        g->cancel = 1;
+    }
+}
+
+/* Byte offset of (row, col) in src, at most len. */
+static uint32_t offset_of(const char *src, uint32_t len, uint32_t row, uint32_t col)
+{
+    uint32_t i = 0;
+    for (uint32_t r = 0; r < row && i < len; r++) {
+        const char *nl = memchr(src + i, '\n', len - i);
+        if (nl == NULL) return len;
+        i = (uint32_t)(nl - src) + 1;
+    }
+    return col > len - i ? len : i + col;
+}
+
+/* The 0-based line and byte column of offset off in src. */
+static void position_of(const char *src, uint32_t off, uint32_t *row, uint32_t *col)
+{
+    uint32_t r = 0, line = 0;
+    const char *p = src, *end = src + off, *nl;
+    while (p < end && (nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+        r++;
+        p = nl + 1;
+        line = (uint32_t)(p - src);
+    }
+    *row = r;
+    *col = off - line;
+}
+
+TSTree *cn_ts_parse_guarded(TSParser *parser, const char *src, uint32_t len, const cn_ts_guard_opts *opts,
+                            cn_ts_guard_result *res)
+{
+    cn_ts_guard_opts o = {0, 0, 0, 0};
+    cn_ts_guard_result r = {false, false, len, 0, 0, 0};
+    TSTree *tree = NULL;
+
+    if (opts != NULL) o = *opts;
+    if (o.min_bytes == 0) o.min_bytes = CN_TS_GUARD_MIN_BYTES;
+    if (o.high <= 0) o.high = CN_TS_GUARD_HIGH;
+    if (o.low <= 0 || o.low > o.high) o.low = o.high < CN_TS_GUARD_LOW ? o.high : CN_TS_GUARD_LOW;
+    if (o.retries <= 0) o.retries = CN_TS_GUARD_RETRIES;
+
+    if (len < o.min_bytes) {
+        r.attempts = 1;
+        tree = ts_parser_parse_string(parser, NULL, src, len);
+        if (tree == NULL) ts_parser_reset(parser);
+    } else {
+        TSLogger old_logger = ts_parser_logger(parser);
+        const size_t *old_flag = ts_parser_cancellation_flag(parser);
+        guard_state g;
+        r.guarded = true;
+        for (int attempt = 0; attempt <= o.retries; attempt++) {
+            memset(&g, 0, sizeof g);
+            g.high = o.high;
+            g.low = o.low;
+            if (attempt == o.retries) len = 0; /* give up on the input */
+            ts_parser_set_cancellation_flag(parser, &g.cancel);
+            ts_parser_set_logger(parser, (TSLogger){&g, guard_log});
+            r.attempts++;
+            tree = ts_parser_parse_string(parser, NULL, src, len);
+            ts_parser_set_logger(parser, (TSLogger){NULL, NULL});
+            ts_parser_set_cancellation_flag(parser, NULL);
+            if (tree != NULL && !g.tripped) break;
+            if (tree != NULL) ts_tree_delete(tree);
+            tree = NULL;
+            ts_parser_reset(parser);
+            if (!g.tripped) break; /* a failure of its own */
+            uint32_t cut = offset_of(src, len, g.safe_row, g.safe_col);
+            len = cut < len ? cut : len / 2;
+        }
+        ts_parser_set_logger(parser, old_logger);
+        ts_parser_set_cancellation_flag(parser, old_flag);
+        if (tree != NULL && len < r.parsed_len) {
+            r.cut = true;
+            r.parsed_len = len;
+            position_of(src, len, &r.cut_row, &r.cut_col);
+        }
+    }
+    if (res != NULL) *res = r;
+    return tree;
+}
+
+/* ------------------------------------------------------------------ */
+/* Blanking deep nesting                                               */
+
+/* +1 for a line (starting at i) that is #if, #ifdef or #ifndef, -1 for
+ * #endif, 0 otherwise; *hash receives the offset of its '#'. */
+static int directive_delta(const char *s, size_t len, size_t i, size_t *hash)
+{
+    size_t w;
+    while (i < len && (s[i] == ' ' || s[i] == '\t')) i++;
+    if (i >= len || s[i] != '#') return 0;
+    *hash = i++;
+    while (i < len && (s[i] == ' ' || s[i] == '\t')) i++;
+    for (w = i; w < len && s[w] >= 'a' && s[w] <= 'z'; w++) {
+    }
+    if ((w - i == 2 && memcmp(s + i, "if", 2) == 0) || (w - i == 5 && memcmp(s + i, "ifdef", 5) == 0) ||
+        (w - i == 6 && memcmp(s + i, "ifndef", 6) == 0))
+        return 1;
+    if (w - i == 5 && memcmp(s + i, "endif", 5) == 0) return -1;
+    return 0;
+}
+
+/* The copy, made on first use; NULL when out of memory. */
+static char *copy_of(char **copy, const char *src, size_t len)
+{
+    if (*copy == NULL && (*copy = malloc(len + 1)) != NULL) {
+        memcpy(*copy, src, len);
+        (*copy)[len] = '\0';
+    }
+    return *copy;
+}
+
+char *cn_ts_blank_deep_nesting(const char *src, size_t len, unsigned flags, size_t max_depth, bool *failed)
+{
+    size_t depth = 0, pdepth = 0;
+    char *copy = NULL;
+
+    *failed = false;
+    if (max_depth == 0) max_depth = CN_TS_MAX_NESTING;
+    for (size_t i = 0; i < len; i++) {
+        char ch = src[i];
+        if ((flags & CN_TS_BLANK_DIRECTIVES) && (i == 0 || src[i - 1] == '\n')) {
+            size_t hash = 0, j;
+            int d = directive_delta(src, len, i, &hash);
+            bool blank = false;
+            if (d > 0) {
+                blank = ++pdepth > max_depth;
+            } else if (d < 0) {
+                blank = pdepth > max_depth;
+                if (pdepth > 0) pdepth--;
+            }
+            if (blank) {
+                /* the whole directive line, continuations included */
+                if (copy_of(&copy, src, len) == NULL) goto nomem;
+                for (j = hash; j < len && copy[j] != '\n'; j++) {
+                    if (copy[j] == '\\' && j + 1 < len && copy[j + 1] == '\n') {
+                        copy[j++] = ' '; /* keep the newline, go on with the next line */
+                        continue;
+                    }
+                    copy[j] = ' ';
+                }
+                i = j - 1; /* j > hash >= i: resume at the newline */
+                continue;
+            }
+        }
+        if (!(flags & CN_TS_BLANK_BRACKETS)) continue;
+        if (ch == '(' || ch == '[' || ch == '{') {
+            if (++depth <= max_depth) continue;
+        } else if (ch == ')' || ch == ']' || ch == '}') {
+            bool deep = depth > max_depth;
+            if (depth > 0) depth--;
+            if (!deep) continue;
+        } else {
+            continue;
+        }
+        if (copy_of(&copy, src, len) == NULL) goto nomem;
+        copy[i] = ' ';
+    }
+    return copy;
+
+nomem:
+    *failed = true;
+    return NULL;
+}
