@@ -17,10 +17,14 @@
  *    gets too high, cancels the parse and parses again only the input up
  *    to the last position where it was small.
  *
- * Both are cheap on ordinary files: the blanking is one pass over the
- * bytes that allocates nothing unless something is blanked, and the guard
- * only logs inputs of at least opts->min_bytes (16 KiB by default), which
- * costs a parse about a third of its time.
+ * The blanking is one pass over the bytes that allocates nothing unless
+ * something is blanked.  The guard only watches inputs of at least
+ * opts->min_bytes (64 KiB by default), but there it costs: tree-sitter
+ * formats a log line for every character lexed and every parse action,
+ * which makes such a parse two to three times slower.  Its bound is
+ * loose on files with many small, unrelated syntax errors (48,801 for the
+ * 13,000 lines of GL/glext.h parsed as C, whose widest node has 1,280
+ * children), so such a file can be cut although it would not crash.
  *
  * This file is compiled into each language plugin; its functions carry
  * the cn_ts_ prefix and are not exported (the plugins are linked with
@@ -38,7 +42,12 @@
 #define CN_TS_MAX_NESTING 4096
 
 /* Defaults of cn_ts_guard_opts (a field left 0 takes its default). */
-#define CN_TS_GUARD_MIN_BYTES 16384u /* smaller inputs cannot reach the limit */
+/* An ERROR node needs 65,536 children to overflow, and every child that
+ * error recovery keeps covers at least one byte of input: a shorter input
+ * cannot get there, and the guard's cost (tree-sitter formats a log line
+ * per lexed character once a logger is set) is paid only by files this
+ * large. */
+#define CN_TS_GUARD_MIN_BYTES 65536u
 #define CN_TS_GUARD_HIGH 30000L      /* bound at which a parse is canceled */
 #define CN_TS_GUARD_LOW 20000L       /* bound under which a position is safe */
 #define CN_TS_GUARD_RETRIES 4        /* shorter parses before giving up */

@@ -27,14 +27,17 @@
 
 #include <codenib/lang.h>
 
+#include "cn_ts_guard.h"
+
 #define LANG_C_VERSION "0.1.0+tree-sitter-c-0.23.6"
 #define MAX_DEPTH 1000
 /* libtree-sitter 0.20.7 stores a node's child count in 16 bits: at the end
- * of a file with tens of thousands of unclosed brackets or #ifs, the ERROR
- * node that wraps the parse stack overflows it and the library crashes.
+ * of a file with tens of thousands of unclosed brackets or #ifs, or after
+ * long runs of junk, an ERROR node overflows it and the library crashes.
  * Brackets and #if blocks nested deeper than this are blanked out (bytes
- * replaced by spaces, so every offset stays valid) before parsing. */
-#define MAX_NESTING 4096
+ * replaced by spaces, so every offset stays valid) before parsing, and
+ * every parse runs under cn_ts_parse_guarded() (see cn_ts_guard.h). */
+#define MAX_NESTING CN_TS_MAX_NESTING
 
 const TSLanguage *tree_sitter_c(void);
 
@@ -968,7 +971,7 @@ static void handle_macro(c_parser *p, TSNode n)
     vbuf[0] = '{';
     memcpy(vbuf + 1, body, blen);
     memcpy(vbuf + 1 + blen, "\n;}", 4);
-    tree = ts_parser_parse_string(p->ts, NULL, vbuf, (uint32_t)vlen);
+    tree = cn_ts_parse_guarded(p->ts, vbuf, (uint32_t)vlen, NULL, NULL);
     if (tree == NULL) {
         free(vbuf);
         return;
@@ -1332,87 +1335,6 @@ static void walk_items(c_parser *p, TSNode container, const scope *sc)
 
 /* ---- the parser object -------------------------------------------------- */
 
-/* A conditional directive at the start of a line: +1 for #if, #ifdef,
- * #ifndef; -1 for #endif; 0 otherwise.  *hash is the offset of the '#'. */
-static int directive_delta(const char *s, size_t len, size_t i, size_t *hash)
-{
-    size_t j = i, w;
-    while (j < len && (s[j] == ' ' || s[j] == '\t')) j++;
-    if (j >= len || s[j] != '#') return 0;
-    *hash = j++;
-    while (j < len && (s[j] == ' ' || s[j] == '\t')) j++;
-    for (w = j; w < len && s[w] >= 'a' && s[w] <= 'z'; w++) {
-    }
-    if ((w - j == 2 && memcmp(s + j, "if", 2) == 0) || (w - j == 5 && memcmp(s + j, "ifdef", 5) == 0) ||
-        (w - j == 6 && memcmp(s + j, "ifndef", 6) == 0))
-        return 1;
-    if (w - j == 5 && memcmp(s + j, "endif", 5) == 0) return -1;
-    return 0;
-}
-
-/* Returns a copy of src with the brackets and conditional directives
- * nested deeper than MAX_NESTING blanked out, or NULL when src needs no
- * change (or on allocation failure: *failed). */
-static char *limit_nesting(const char *src, size_t len, bool *failed)
-{
-    size_t depth = 0, pdepth = 0, i;
-    char *copy = NULL;
-    *failed = false;
-    for (i = 0; i < len; i++) {
-        char ch = src[i];
-        bool blank = false;
-        size_t hash = 0;
-        if (i == 0 || src[i - 1] == '\n') {
-            int d = directive_delta(src, len, i, &hash);
-            if (d > 0) {
-                if (++pdepth > MAX_NESTING) blank = true;
-            } else if (d < 0) {
-                if (pdepth > MAX_NESTING) blank = true;
-                if (pdepth > 0) pdepth--;
-            }
-            if (blank) {
-                /* blank the whole directive line, continuations included */
-                size_t j;
-                if (copy == NULL) {
-                    if ((copy = malloc(len + 1)) == NULL) break;
-                    memcpy(copy, src, len);
-                    src = copy;
-                }
-                for (j = hash; j < len && copy[j] != '\n'; j++) {
-                    if (copy[j] == '\\' && j + 1 < len && copy[j + 1] == '\n') {
-                        copy[j++] = ' ';
-                        continue; /* keep the newline, go on with the next line */
-                    }
-                    copy[j] = ' ';
-                }
-                i = j > i ? j - 1 : i; /* resume at the newline */
-                continue;
-            }
-        }
-        if (ch == '(' || ch == '[' || ch == '{') {
-            if (++depth > MAX_NESTING) blank = true;
-        } else if (ch == ')' || ch == ']' || ch == '}') {
-            if (depth > MAX_NESTING) blank = true;
-            if (depth > 0) depth--;
-        }
-        if (blank) {
-            if (copy == NULL) {
-                if ((copy = malloc(len + 1)) == NULL) break;
-                memcpy(copy, src, len);
-                src = copy;
-            }
-            copy[i] = ' ';
-        }
-    }
-    if (i < len) {
-        free(copy);
-        *failed = true;
-        return NULL;
-    }
-    if (copy) copy[len] = '\0';
-    return copy;
-}
-
 static int c_parse(cn_lang_parser *self, const char *path, const char *src, size_t len,
                    const cn_lang_sink *sink, cn_error *err)
 {
@@ -1421,6 +1343,7 @@ static int c_parse(cn_lang_parser *self, const char *path, const char *src, size
     scope top = {-1, NULL};
     char *safe;
     bool failed;
+    cn_ts_guard_result guard;
     if (sink == NULL || sink->node == NULL || sink->ref == NULL || (src == NULL && len > 0)) {
         if (p->host && p->host->error_set)
             return p->host->error_set(err, CN_EINVAL, "lang-c: parse: no sink or no source");
@@ -1433,7 +1356,8 @@ static int c_parse(cn_lang_parser *self, const char *path, const char *src, size
         return CN_EINVAL;
     }
     if (src == NULL) src = "";
-    safe = limit_nesting(src, len, &failed);
+    safe = cn_ts_blank_deep_nesting(src, len, CN_TS_BLANK_BRACKETS | CN_TS_BLANK_DIRECTIVES, MAX_NESTING,
+                                    &failed);
     if (failed) {
         if (p->host && p->host->error_set)
             return p->host->error_set(err, CN_ENOMEM, "lang-c: out of memory");
@@ -1459,7 +1383,7 @@ static int c_parse(cn_lang_parser *self, const char *path, const char *src, size
             return p->host->error_set(err, CN_ENOMEM, "lang-c: out of memory");
         return CN_ENOMEM;
     }
-    tree = ts_parser_parse_string(p->ts, NULL, src, (uint32_t)len);
+    tree = cn_ts_parse_guarded(p->ts, src, (uint32_t)len, NULL, &guard);
     if (tree == NULL) {
         free(safe);
         if (p->host && p->host->error_set)
@@ -1467,6 +1391,10 @@ static int c_parse(cn_lang_parser *self, const char *path, const char *src, size
                                       path ? path : "(input)");
         return CN_ERR;
     }
+    if (guard.cut && p->host != NULL && p->host->log != NULL)
+        p->host->log(p->host, CN_LOG_WARNING, "lang-c: %s: too broken to parse past %u:%u; rest skipped",
+                     path ? path : "(input)", (unsigned)guard.cut_row + 1,
+                     (unsigned)guard.cut_col + 1);
     walk_items(p, ts_tree_root_node(tree), &top);
     ts_tree_delete(tree);
     free(safe);

@@ -22,11 +22,12 @@
  *
  * The syntax tree is walked iteratively with a TSTreeCursor (never by
  * recursion), so deep nesting cannot exhaust the stack; brackets nested
- * deeper than MAX_NESTING are blanked out before parsing because
- * libtree-sitter 0.20 stores child counts in 16 bits (see parse_guarded
- * for the other way an error node can outgrow them).  Emitted nodes live
- * on a context stack tagged with the tree depth that opened them: arriving
- * at a node of depth d closes every context opened at depth >= d. */
+ * deeper than CN_TS_MAX_NESTING are blanked out before parsing and the
+ * parse runs under cn_ts_parse_guarded(), because libtree-sitter 0.20
+ * stores child counts in 16 bits (see plugins/common/cn_ts_guard.h).
+ * Emitted nodes live on a context stack tagged with the tree depth that
+ * opened them: arriving at a node of depth d closes every context opened
+ * at depth >= d. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,12 +38,7 @@
 
 #include <codenib/lang.h>
 
-#define MAX_NESTING 4096
-/* The parse-stack guard (see parse_guarded). */
-#define GUARD_MIN_BYTES 16384u /* smaller inputs cannot reach the limit */
-#define GUARD_HIGH 30000L      /* bound at which a parse is canceled */
-#define GUARD_LOW 20000L       /* bound under which a position is safe */
-#define GUARD_RETRIES 4
+#include "cn_ts_guard.h"
 
 /* ------------------------------------------------------------------ */
 /* Tables                                                              */
@@ -303,6 +299,13 @@ static const rule lang_rules[] = {
 #ifndef LANG_DIRECTIVES
 #define LANG_DIRECTIVES 0
 #endif
+/* What cn_ts_blank_deep_nesting() limits: brackets, and #if blocks too
+ * where the language has a preprocessor. */
+#if LANG_DIRECTIVES
+#define LANG_BLANK (CN_TS_BLANK_BRACKETS | CN_TS_BLANK_DIRECTIVES)
+#else
+#define LANG_BLANK CN_TS_BLANK_BRACKETS
+#endif
 
 #define LANG_VERSION "0.1.0+" LANG_GRAMMAR
 #define LANG_TAG "lang-" LANG_NAME
@@ -342,15 +345,6 @@ typedef struct use_item {
     size_t prefix_off, prefix_len; /* into the arena */
 } use_item;
 
-/* What the parse logger tracks (see parse_guarded). */
-typedef struct stack_guard {
-    long depth;                  /* of the parse stack */
-    long popped;                 /* entries popped by error recoveries */
-    uint32_t safe_row, safe_col; /* last position with a small bound */
-    bool tripped;
-    size_t cancel;               /* tree-sitter's cancellation flag */
-} stack_guard;
-
 typedef struct gen_state {
     const cn_host *host;
     TSParser *ts;
@@ -379,7 +373,6 @@ typedef struct gen_state {
     sbuf name, seg, tmp, tmp2, arena;
     use_item *uses;
     size_t capuses;
-    stack_guard guard;
 } gen_state;
 
 /* ------------------------------------------------------------------ */
@@ -1397,187 +1390,6 @@ static int walk(gen_state *st, TSNode root)
 }
 
 /* ------------------------------------------------------------------ */
-/* Nesting limit                                                       */
-
-#if LANG_DIRECTIVES
-/* +1 for #if/#ifdef/#ifndef, -1 for #endif, 0 otherwise, for the line
- * starting at i; *hash receives the offset of its '#'. */
-static int directive_delta(const char *s, size_t len, size_t i, size_t *hash)
-{
-    while (i < len && (s[i] == ' ' || s[i] == '\t')) i++;
-    if (i >= len || s[i] != '#') return 0;
-    *hash = i++;
-    while (i < len && (s[i] == ' ' || s[i] == '\t')) i++;
-    size_t w = i;
-    while (w < len && s[w] >= 'a' && s[w] <= 'z') w++;
-    size_t n = w - i;
-    if ((n == 2 && memcmp(s + i, "if", 2) == 0) || (n == 5 && memcmp(s + i, "ifdef", 5) == 0) ||
-        (n == 6 && memcmp(s + i, "ifndef", 6) == 0))
-        return 1;
-    if (n == 5 && memcmp(s + i, "endif", 5) == 0) return -1;
-    return 0;
-}
-#endif
-
-/* A copy of src with brackets (and, for C++, conditional directives)
- * nested deeper than MAX_NESTING replaced by spaces, or NULL when none
- * are (*failed on allocation failure). */
-static char *limit_nesting(const char *src, size_t len, bool *failed)
-{
-    size_t depth = 0;
-    char *copy = NULL;
-#if LANG_DIRECTIVES
-    size_t pdepth = 0;
-#endif
-    *failed = false;
-    for (size_t i = 0; i < len; i++) {
-        char ch = src[i];
-        bool blank = false;
-#if LANG_DIRECTIVES
-        if (i == 0 || src[i - 1] == '\n') {
-            size_t hash = 0;
-            int d = directive_delta(src, len, i, &hash);
-            bool pblank = false;
-            if (d > 0 && ++pdepth > MAX_NESTING) pblank = true;
-            if (d < 0) {
-                if (pdepth > MAX_NESTING) pblank = true;
-                if (pdepth > 0) pdepth--;
-            }
-            if (pblank) {
-                if (copy == NULL) {
-                    if ((copy = malloc(len + 1)) == NULL) {
-                        *failed = true;
-                        return NULL;
-                    }
-                    memcpy(copy, src, len);
-                    copy[len] = '\0';
-                }
-                copy[hash] = ' ';
-            }
-        }
-#endif
-        if (ch == '(' || ch == '[' || ch == '{') {
-            if (++depth > MAX_NESTING) blank = true;
-        } else if (ch == ')' || ch == ']' || ch == '}') {
-            if (depth > MAX_NESTING) blank = true;
-            if (depth > 0) depth--;
-        }
-        if (blank) {
-            if (copy == NULL) {
-                if ((copy = malloc(len + 1)) == NULL) {
-                    *failed = true;
-                    return NULL;
-                }
-                memcpy(copy, src, len);
-                copy[len] = '\0';
-            }
-            copy[i] = ' ';
-        }
-    }
-    return copy;
-}
-
-/* ------------------------------------------------------------------ */
-/* The parse-stack guard                                               */
-
-/* When error recovery gives up on a stretch of input, it wraps the parse
- * stack entries above the state it returns to into one ERROR node, taking
- * in the children of an ERROR node found right below them, and at the end
- * of the input it wraps the whole stack.  With 65536 children or more,
- * libtree-sitter 0.20's 16-bit child count overflows and freeing the tree
- * corrupts the heap; long runs of junk, of unary operators or of
- * unfinished right-recursive constructs get there without deep brackets.
- *
- * An ERROR node's children were all popped by some recovery, or are on
- * the stack at the end: their number is at most the entries popped by
- * recoveries so far plus the stack's depth.  For inputs large enough to
- * reach the limit, the parser's log is followed to keep that bound; past
- * GUARD_HIGH the parse is canceled and the input parsed again up to the
- * last position where the bound was under GUARD_LOW (the rest of the file
- * is lost: only inputs with thousands of syntax errors or stacks
- * thousands of levels deep come to that). */
-
-static unsigned long log_number(const char *msg, const char *key)
-{
-    const char *p = strstr(msg, key);
-    return p ? strtoul(p + strlen(key), NULL, 10) : 0;
-}
-
-static void guard_log(void *payload, TSLogType type, const char *msg)
-{
-    stack_guard *g = payload;
-    if (type != TSLogTypeParse || msg == NULL) return;
-    switch (msg[0]) {
-    case 's': /* shift state:, shift_extra, skip_token */
-        if (strncmp(msg, "shift", 5) == 0 || strncmp(msg, "skip_token", 10) == 0) g->depth++;
-        break;
-    case 'r':
-        if (strncmp(msg, "reduce ", 7) == 0) {
-            g->depth -= (long)log_number(msg, "child_count:") - 1;
-        } else if (strncmp(msg, "recover_to_previous", 19) == 0) {
-            long k = (long)log_number(msg, "depth:");
-            g->popped += k;
-            g->depth -= k - 1;
-        } else if (strncmp(msg, "recover_with_missing", 20) == 0) {
-            g->depth++;
-        }
-        break;
-    case 'p':
-        if (strncmp(msg, "process ", 8) == 0 && g->popped + g->depth < GUARD_LOW) {
-            g->safe_row = (uint32_t)log_number(msg, "row:");
-            g->safe_col = (uint32_t)log_number(msg, "col:");
-        }
-        break;
-    default:
-        break;
-    }
-    if (g->depth < 0) g->depth = 0;
-    if (g->popped + g->depth > GUARD_HIGH && !g->tripped) {
-        g->tripped = true;
-        g->cancel = 1;
-    }
-}
-
-/* Byte offset of (row, col) in src, at most len. */
-static size_t offset_of(const char *src, size_t len, uint32_t row, uint32_t col)
-{
-    size_t i = 0;
-    for (uint32_t r = 0; r < row && i < len; r++) {
-        const char *nl = memchr(src + i, '\n', len - i);
-        if (nl == NULL) return len;
-        i = (size_t)(nl - src) + 1;
-    }
-    return (size_t)col > len - i ? len : i + col;
-}
-
-/* Parses src[0, len), under the guard when len is large enough; a
- * tripped parse is retried on a shorter prefix.  NULL only when
- * tree-sitter fails. */
-static TSTree *parse_guarded(gen_state *st, const char *src, size_t len)
-{
-    if (len < GUARD_MIN_BYTES) return ts_parser_parse_string(st->ts, NULL, src, (uint32_t)len);
-    TSTree *tree = NULL;
-    for (int attempt = 0; attempt <= GUARD_RETRIES; attempt++) {
-        stack_guard *g = &st->guard;
-        memset(g, 0, sizeof *g);
-        if (attempt == GUARD_RETRIES) len = 0; /* give up on the file */
-        ts_parser_set_cancellation_flag(st->ts, &g->cancel);
-        ts_parser_set_logger(st->ts, (TSLogger){g, guard_log});
-        tree = ts_parser_parse_string(st->ts, NULL, src, (uint32_t)len);
-        ts_parser_set_logger(st->ts, (TSLogger){NULL, NULL});
-        ts_parser_set_cancellation_flag(st->ts, NULL);
-        if (tree != NULL && !g->tripped) break;
-        if (tree != NULL) ts_tree_delete(tree);
-        tree = NULL;
-        ts_parser_reset(st->ts);
-        if (!g->tripped) break; /* a failure of its own */
-        size_t cut = offset_of(src, len, g->safe_row, g->safe_col);
-        len = cut < len ? cut : len / 2;
-    }
-    return tree;
-}
-
-/* ------------------------------------------------------------------ */
 /* The parser                                                          */
 
 static int gen_parse(cn_lang_parser *self, const char *path, const char *src, size_t len,
@@ -1587,8 +1399,8 @@ static int gen_parse(cn_lang_parser *self, const char *path, const char *src, si
     TSTree *tree;
     char *safe;
     bool failed;
+    cn_ts_guard_result guard;
     int rc;
-    (void)path;
 
     if (st == NULL || sink == NULL || sink->node == NULL || sink->ref == NULL || (src == NULL && len > 0)) {
         if (err != NULL) {
@@ -1601,7 +1413,7 @@ static int gen_parse(cn_lang_parser *self, const char *path, const char *src, si
     st->rc = 0;
     if (len > UINT32_MAX - 1) return set_error(st, CN_EINVAL, "file too large for tree-sitter (4 GiB)");
     if (src == NULL) src = "";
-    safe = limit_nesting(src, len, &failed);
+    safe = cn_ts_blank_deep_nesting(src, len, LANG_BLANK, CN_TS_MAX_NESTING, &failed);
     if (failed) return oom(st);
     st->src = safe ? safe : src;
     st->len = len;
@@ -1613,12 +1425,17 @@ static int gen_parse(cn_lang_parser *self, const char *path, const char *src, si
         return oom(st);
     }
 
-    tree = parse_guarded(st, st->src, len);
+    tree = cn_ts_parse_guarded(st->ts, st->src, (uint32_t)len, NULL, &guard);
     if (tree == NULL) {
         ts_parser_reset(st->ts);
         free(safe);
         return set_error(st, CN_EPARSE, "tree-sitter returned no tree");
     }
+    if (guard.cut && st->host != NULL && st->host->log != NULL)
+        st->host->log(st->host, CN_LOG_WARNING,
+                      LANG_TAG ": %s: too broken to parse past %u:%u; rest skipped",
+                      path ? path : "(input)", (unsigned)guard.cut_row + 1,
+                      (unsigned)guard.cut_col + 1);
     rc = walk(st, ts_tree_root_node(tree));
     st->nctx = 0;
     ts_tree_delete(tree);

@@ -10,7 +10,11 @@
  * Contexts (emitted nodes, function bodies with their local names, lambda
  * and comprehension scopes) live on a stack tagged with the tree depth at
  * which they were opened; arriving at a node of depth d closes every
- * context opened at depth >= d. */
+ * context opened at depth >= d.
+ *
+ * libtree-sitter 0.20 stores child counts in 16 bits: brackets nested
+ * deeper than CN_TS_MAX_NESTING are blanked out before parsing, and the
+ * parse runs under cn_ts_parse_guarded() (plugins/common/cn_ts_guard.h). */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +24,8 @@
 #include <tree_sitter/api.h>
 
 #include <codenib/lang.h>
+
+#include "cn_ts_guard.h"
 
 const TSLanguage *tree_sitter_python(void);
 
@@ -1324,8 +1330,10 @@ static int py_parse(cn_lang_parser *self, const char *path, const char *src, siz
 {
     py_state *st = self ? self->data : NULL;
     TSTree *tree;
+    char *safe;
+    bool failed;
+    cn_ts_guard_result guard;
     int rc;
-    (void)path;
 
     if (st == NULL || sink == NULL || sink->node == NULL || sink->ref == NULL || (src == NULL && len > 0)) {
         if (err != NULL) {
@@ -1337,22 +1345,37 @@ static int py_parse(cn_lang_parser *self, const char *path, const char *src, siz
     st->err = err;
     st->rc = 0;
     if (len > UINT32_MAX - 1) return set_error(st, CN_EINVAL, "file too large for tree-sitter (4 GiB)");
-    st->src = src ? src : "";
+    if (src == NULL) src = "";
+    safe = cn_ts_blank_deep_nesting(src, len, CN_TS_BLANK_BRACKETS, CN_TS_MAX_NESTING, &failed);
+    if (failed) return oom(st);
+    st->src = safe ? safe : src;
     st->len = len;
     st->sink = sink;
     st->nctx = 0;
     st->path_len = 0;
-    if (!grow((void **)&st->path, &st->path_cap, 1, 1)) return oom(st);
+    if (!grow((void **)&st->path, &st->path_cap, 1, 1)) {
+        free(safe);
+        st->src = NULL;
+        return oom(st);
+    }
     st->path[0] = '\0';
 
-    tree = ts_parser_parse_string(st->ts, NULL, st->src, (uint32_t)len);
+    tree = cn_ts_parse_guarded(st->ts, st->src, (uint32_t)len, NULL, &guard);
     if (tree == NULL) {
         ts_parser_reset(st->ts);
+        free(safe);
+        st->src = NULL;
         return set_error(st, CN_EPARSE, "tree-sitter returned no tree");
     }
+    if (guard.cut && st->host != NULL && st->host->log != NULL)
+        st->host->log(st->host, CN_LOG_WARNING,
+                      "lang-python: %s: too broken to parse past %u:%u; rest skipped",
+                      path ? path : "(input)", (unsigned)guard.cut_row + 1,
+                      (unsigned)guard.cut_col + 1);
     rc = parse_module(st, ts_tree_root_node(tree));
     while (st->nctx > 0) ctx_pop_one(st);
     ts_tree_delete(tree);
+    free(safe);
     st->src = NULL;
     st->sink = NULL;
     st->err = NULL;
