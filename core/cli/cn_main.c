@@ -11,7 +11,7 @@ static void usage(FILE *f)
           "codenib tells where in a repository a change belongs.\n"
           "\n"
           "Commands:\n"
-          "  compile  compile a repository into indexes (nodes, BM25)\n"
+          "  compile  compile a repository into indexes (nodes, BM25, symbol graph)\n"
           "  status   say whether a repository's index is fresh or stale, and why\n"
           "  skills   list, show and describe the installed skills\n"
           "  plugins  list the backend plugins (language parsers)\n"
