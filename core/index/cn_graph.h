@@ -137,6 +137,29 @@ int cn_graph_at(const cn_graph *g, uint32_t node, uint32_t line, uint32_t column
 
 /* One edge before sorting: names are borrowed from the records' pools (or
  * are string literals) and stay valid while the records do. */
+/* The file layout shared by cn_graph_build.c (which documents it) and
+ * cn_graph_read.c: section ids and the on-disk records. */
+enum {
+    CN_GRAPH__META = 1,
+    CN_GRAPH__OUT_OFFS,
+    CN_GRAPH__EDGES,
+    CN_GRAPH__IN_OFFS,
+    CN_GRAPH__IN_EDGES,
+    CN_GRAPH__UNRES_NAME,
+    CN_GRAPH__UNRES_LAST,
+    CN_GRAPH__STRTAB
+};
+
+typedef struct cn_graph__edge_disk {
+    uint32_t src, dst, line, column, name;
+    uint8_t type, resolved;
+    uint16_t reserved;
+} cn_graph__edge_disk;
+
+typedef struct cn_graph__unres_disk {
+    uint32_t key, edge;
+} cn_graph__unres_disk;
+
 typedef struct cn_graph_tmp_edge {
     uint32_t src;
     uint32_t dst;           /* UINT32_MAX: unresolved */

@@ -47,18 +47,6 @@
 
 #define NONE UINT32_MAX
 
-enum { S_META = 1, S_OUT_OFFS, S_EDGES, S_IN_OFFS, S_IN_EDGES, S_UNRES_NAME, S_UNRES_LAST, S_STRTAB };
-
-typedef struct edge_disk {
-    uint32_t src, dst, line, column, name;
-    uint8_t type, resolved;
-    uint16_t reserved;
-} edge_disk;
-
-typedef struct unres_disk {
-    uint32_t key, edge;
-} unres_disk;
-
 const char *cn_edge_type_name(int type)
 {
     switch (type) {
@@ -90,8 +78,8 @@ static int cmp_tmp(const void *a, const void *b)
 
 static int cmp_in(const void *a, const void *b, void *arg)
 {
-    const edge_disk *e = arg;
-    const edge_disk *x = &e[*(const uint32_t *)a], *y = &e[*(const uint32_t *)b];
+    const cn_graph__edge_disk *e = arg;
+    const cn_graph__edge_disk *x = &e[*(const uint32_t *)a], *y = &e[*(const uint32_t *)b];
     int d = cmp_u32(x->dst, y->dst);
     if (!d) d = cmp_u32(x->type, y->type);
     if (!d) d = cmp_u32(x->line, y->line);
@@ -101,7 +89,7 @@ static int cmp_in(const void *a, const void *b, void *arg)
 }
 
 typedef struct name_ctx {
-    const edge_disk *edges;
+    const cn_graph__edge_disk *edges;
     const char *strtab;
 } name_ctx;
 
@@ -116,7 +104,7 @@ static int cmp_unres_name(const void *a, const void *b, void *arg)
 static int cmp_unres_last(const void *a, const void *b, void *arg)
 {
     const name_ctx *c = arg;
-    const unres_disk *x = a, *y = b;
+    const cn_graph__unres_disk *x = a, *y = b;
     int d = strcmp(c->strtab + x->key, c->strtab + y->key);
     return d ? d : cmp_u32(x->edge, y->edge);
 }
@@ -191,9 +179,9 @@ int cn_graph_write(const cn_file_rec *recs, size_t n, const char *path, cn_graph
 {
     cn_graph_tmp_edges tmp = {NULL, 0, 0};
     strtab st;
-    edge_disk *edges = NULL;
+    cn_graph__edge_disk *edges = NULL;
     uint32_t *out_offs = NULL, *in_offs = NULL, *in_edges = NULL, *unres_name = NULL, meta[8];
-    unres_disk *unres_last = NULL;
+    cn_graph__unres_disk *unres_last = NULL;
     uint32_t n_nodes = 0, n_in = 0, n_unres = 0;
     size_t ne = 0;
     cn_idx_writer *w = NULL;
@@ -230,7 +218,7 @@ int cn_graph_write(const cn_file_rec *recs, size_t n, const char *path, cn_graph
     st_intern(&st, "");
     for (size_t i = 0; i < ne; i++) {
         const cn_graph_tmp_edge *e = &tmp.items[i];
-        edge_disk *d = &edges[i];
+        cn_graph__edge_disk *d = &edges[i];
         d->src = e->src;
         d->dst = e->dst;
         d->line = e->line;
@@ -292,14 +280,14 @@ int cn_graph_write(const cn_file_rec *recs, size_t n, const char *path, cn_graph
     meta[2] = n_in;
     meta[3] = n_unres;
     if ((rc = cn_idx_writer_new(CN_GRAPH_MAGIC, CN_GRAPH_VERSION, &w)) < 0) goto out;
-    if ((rc = cn_idx_writer_add(w, S_META, meta, sizeof meta)) < 0 ||
-        (rc = cn_idx_writer_add(w, S_OUT_OFFS, out_offs, ((size_t)n_nodes + 1) * sizeof *out_offs)) < 0 ||
-        (rc = cn_idx_writer_add(w, S_EDGES, edges, ne * sizeof *edges)) < 0 ||
-        (rc = cn_idx_writer_add(w, S_IN_OFFS, in_offs, ((size_t)n_nodes + 1) * sizeof *in_offs)) < 0 ||
-        (rc = cn_idx_writer_add(w, S_IN_EDGES, in_edges, (size_t)n_in * sizeof *in_edges)) < 0 ||
-        (rc = cn_idx_writer_add(w, S_UNRES_NAME, unres_name, (size_t)n_unres * sizeof *unres_name)) < 0 ||
-        (rc = cn_idx_writer_add(w, S_UNRES_LAST, unres_last, (size_t)n_unres * sizeof *unres_last)) < 0 ||
-        (rc = cn_idx_writer_add(w, S_STRTAB, st.buf.data, st.buf.len)) < 0)
+    if ((rc = cn_idx_writer_add(w, CN_GRAPH__META, meta, sizeof meta)) < 0 ||
+        (rc = cn_idx_writer_add(w, CN_GRAPH__OUT_OFFS, out_offs, ((size_t)n_nodes + 1) * sizeof *out_offs)) < 0 ||
+        (rc = cn_idx_writer_add(w, CN_GRAPH__EDGES, edges, ne * sizeof *edges)) < 0 ||
+        (rc = cn_idx_writer_add(w, CN_GRAPH__IN_OFFS, in_offs, ((size_t)n_nodes + 1) * sizeof *in_offs)) < 0 ||
+        (rc = cn_idx_writer_add(w, CN_GRAPH__IN_EDGES, in_edges, (size_t)n_in * sizeof *in_edges)) < 0 ||
+        (rc = cn_idx_writer_add(w, CN_GRAPH__UNRES_NAME, unres_name, (size_t)n_unres * sizeof *unres_name)) < 0 ||
+        (rc = cn_idx_writer_add(w, CN_GRAPH__UNRES_LAST, unres_last, (size_t)n_unres * sizeof *unres_last)) < 0 ||
+        (rc = cn_idx_writer_add(w, CN_GRAPH__STRTAB, st.buf.data, st.buf.len)) < 0)
         goto out;
     if ((rc = cn_idx_writer_write(w, path)) < 0) goto out;
     s.nodes = n_nodes;

@@ -9,23 +9,11 @@
 
 #define NONE UINT32_MAX
 
-enum { S_META = 1, S_OUT_OFFS, S_EDGES, S_IN_OFFS, S_IN_EDGES, S_UNRES_NAME, S_UNRES_LAST, S_STRTAB };
-
-typedef struct edge_disk {
-    uint32_t src, dst, line, column, name;
-    uint8_t type, resolved;
-    uint16_t reserved;
-} edge_disk;
-
-typedef struct unres_disk {
-    uint32_t key, edge;
-} unres_disk;
-
 struct cn_graph {
     cn_idx_file *f;
-    const edge_disk *edges;
+    const cn_graph__edge_disk *edges;
     const uint32_t *out_offs, *in_offs, *in_edges, *unres_name;
-    const unres_disk *unres_last;
+    const cn_graph__unres_disk *unres_last;
     const char *strtab;
     size_t strtab_size;
     uint32_t n_nodes, n_edges, n_in, n_unres;
@@ -45,7 +33,7 @@ static bool offs_ok(const uint32_t *offs, uint32_t n_nodes, uint32_t total)
     return true;
 }
 
-static int cmp_edge_site(const edge_disk *a, const edge_disk *b)
+static int cmp_edge_site(const cn_graph__edge_disk *a, const cn_graph__edge_disk *b)
 {
     if (a->type != b->type) return a->type < b->type ? -1 : 1;
     if (a->line != b->line) return a->line < b->line ? -1 : 1;
@@ -60,7 +48,7 @@ static int validate(cn_graph *g, const char *path)
     if (!offs_ok(g->in_offs, g->n_nodes, g->n_in)) return bad(path, "in-edge offsets");
     for (uint32_t v = 0; v < g->n_nodes; v++) {
         for (uint32_t i = g->out_offs[v]; i < g->out_offs[v + 1]; i++) {
-            const edge_disk *e = &g->edges[i];
+            const cn_graph__edge_disk *e = &g->edges[i];
             if (e->src != v) return bad(path, "edge source disagrees with its row");
             if (e->type < CN_EDGE_CONTAINS || e->type > CN_EDGE_TYPE_MAX) return bad(path, "edge type");
             if (e->resolved > 1 || (e->resolved && e->dst >= g->n_nodes) ||
@@ -68,7 +56,7 @@ static int validate(cn_graph *g, const char *path)
                 return bad(path, "edge target out of range");
             if (e->name >= g->strtab_size) return bad(path, "edge name out of bounds");
             if (i > g->out_offs[v]) {
-                const edge_disk *p = &g->edges[i - 1];
+                const cn_graph__edge_disk *p = &g->edges[i - 1];
                 int d = cmp_edge_site(p, e);
                 if (d > 0 || (d == 0 && p->dst > e->dst)) return bad(path, "edges out of order");
             }
@@ -84,7 +72,7 @@ static int validate(cn_graph *g, const char *path)
         }
     for (uint32_t i = 0; i < g->n_unres; i++) {
         uint32_t x = g->unres_name[i];
-        const unres_disk *u = &g->unres_last[i];
+        const cn_graph__unres_disk *u = &g->unres_last[i];
         if (x >= g->n_edges || g->edges[x].resolved || u->edge >= g->n_edges ||
             g->edges[u->edge].resolved || u->key >= g->strtab_size)
             return bad(path, "unresolved-name index");
@@ -110,14 +98,14 @@ int cn_graph_open(const char *path, cn_graph **out)
         free(g);
         return rc;
     }
-    meta = cn_idx_section(g->f, S_META, 4, &msz);
-    g->out_offs = cn_idx_section(g->f, S_OUT_OFFS, 4, &osz);
-    g->edges = cn_idx_section(g->f, S_EDGES, sizeof(edge_disk), &esz);
-    g->in_offs = cn_idx_section(g->f, S_IN_OFFS, 4, &isz);
-    g->in_edges = cn_idx_section(g->f, S_IN_EDGES, 4, &iesz);
-    g->unres_name = cn_idx_section(g->f, S_UNRES_NAME, 4, &unsz);
-    g->unres_last = cn_idx_section(g->f, S_UNRES_LAST, sizeof(unres_disk), &ulsz);
-    g->strtab = cn_idx_section(g->f, S_STRTAB, 0, &g->strtab_size);
+    meta = cn_idx_section(g->f, CN_GRAPH__META, 4, &msz);
+    g->out_offs = cn_idx_section(g->f, CN_GRAPH__OUT_OFFS, 4, &osz);
+    g->edges = cn_idx_section(g->f, CN_GRAPH__EDGES, sizeof(cn_graph__edge_disk), &esz);
+    g->in_offs = cn_idx_section(g->f, CN_GRAPH__IN_OFFS, 4, &isz);
+    g->in_edges = cn_idx_section(g->f, CN_GRAPH__IN_EDGES, 4, &iesz);
+    g->unres_name = cn_idx_section(g->f, CN_GRAPH__UNRES_NAME, 4, &unsz);
+    g->unres_last = cn_idx_section(g->f, CN_GRAPH__UNRES_LAST, sizeof(cn_graph__unres_disk), &ulsz);
+    g->strtab = cn_idx_section(g->f, CN_GRAPH__STRTAB, 0, &g->strtab_size);
     if (meta == NULL || msz != 32 || g->out_offs == NULL || g->in_offs == NULL ||
         g->strtab == NULL || g->strtab_size == 0 || g->strtab[g->strtab_size - 1] != '\0') {
         rc = bad(path, "missing sections");
@@ -128,9 +116,9 @@ int cn_graph_open(const char *path, cn_graph **out)
     g->n_in = meta[2];
     g->n_unres = meta[3];
     if (g->n_nodes == UINT32_MAX || osz != ((size_t)g->n_nodes + 1) * 4 ||
-        isz != ((size_t)g->n_nodes + 1) * 4 || esz != (size_t)g->n_edges * sizeof(edge_disk) ||
+        isz != ((size_t)g->n_nodes + 1) * 4 || esz != (size_t)g->n_edges * sizeof(cn_graph__edge_disk) ||
         iesz != (size_t)g->n_in * 4 || unsz != (size_t)g->n_unres * 4 ||
-        ulsz != (size_t)g->n_unres * sizeof(unres_disk) ||
+        ulsz != (size_t)g->n_unres * sizeof(cn_graph__unres_disk) ||
         (g->n_edges && g->edges == NULL) || (g->n_in && g->in_edges == NULL) ||
         (g->n_unres && (g->unres_name == NULL || g->unres_last == NULL))) {
         rc = bad(path, "section sizes disagree with the counts");
@@ -162,7 +150,7 @@ size_t cn_graph_edge_count(const cn_graph *g)
     return g->n_edges;
 }
 
-static void fill(const cn_graph *g, const edge_disk *e, uint32_t other, cn_graph_edge *out)
+static void fill(const cn_graph *g, const cn_graph__edge_disk *e, uint32_t other, cn_graph_edge *out)
 {
     out->node = other;
     out->type = e->type;
@@ -179,14 +167,14 @@ size_t cn_graph_edges(const cn_graph *g, uint32_t node, uint32_t type_mask, int 
     if (node >= g->n_nodes) return 0;
     if (direction == CN_GRAPH_IN) {
         for (uint32_t i = g->in_offs[node]; i < g->in_offs[node + 1]; i++) {
-            const edge_disk *e = &g->edges[g->in_edges[i]];
+            const cn_graph__edge_disk *e = &g->edges[g->in_edges[i]];
             if (!(type_mask & CN_EDGE_BIT(e->type))) continue;
             if (total < max) fill(g, e, e->src, &out[total]);
             total++;
         }
     } else {
         for (uint32_t i = g->out_offs[node]; i < g->out_offs[node + 1]; i++) {
-            const edge_disk *e = &g->edges[i];
+            const cn_graph__edge_disk *e = &g->edges[i];
             if (!(type_mask & CN_EDGE_BIT(e->type))) continue;
             if (total < max) fill(g, e, e->dst, &out[total]);
             total++;
@@ -246,7 +234,7 @@ size_t cn_graph_unresolved(const cn_graph *g, const char *name, uint32_t type_ma
         uint32_t a = alo < ahi ? g->unres_name[alo] : NONE;
         uint32_t b = blo < bhi ? g->unres_last[blo].edge : NONE;
         uint32_t x = a < b ? a : b;
-        const edge_disk *e = &g->edges[x];
+        const cn_graph__edge_disk *e = &g->edges[x];
         if (a == x) alo++;
         if (b == x) blo++;
         if (!(type_mask & CN_EDGE_BIT(e->type))) continue;
@@ -259,10 +247,10 @@ size_t cn_graph_unresolved(const cn_graph *g, const char *name, uint32_t type_ma
 int cn_graph_at(const cn_graph *g, uint32_t node, uint32_t line, uint32_t column,
                 cn_graph_edge *out)
 {
-    const edge_disk *best = NULL;
+    const cn_graph__edge_disk *best = NULL;
     if (node < g->n_nodes) {
         for (uint32_t i = g->out_offs[node]; i < g->out_offs[node + 1]; i++) {
-            const edge_disk *e = &g->edges[i];
+            const cn_graph__edge_disk *e = &g->edges[i];
             if (e->type == CN_EDGE_CONTAINS || e->line != line || e->column > column) continue;
             if ((size_t)column - e->column > strlen(g->strtab + e->name)) continue;
             if (best == NULL || e->column > best->column ||
