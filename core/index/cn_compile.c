@@ -292,8 +292,7 @@ static uint64_t selection_digest(const cn_compile_opts *o)
     return h;
 }
 
-uint64_t cn_source_fingerprint(const cn_file_rec *recs, size_t n);
-uint64_t cn_source_fingerprint(const cn_file_rec *recs, size_t n)
+static uint64_t source_fingerprint(const cn_file_rec *recs, size_t n)
 {
     uint64_t h = 0x636f64656e6962ull;
     for (size_t i = 0; i < n; i++) {
@@ -424,7 +423,7 @@ static json_object *build_manifest(const cn_compile_opts *o, const char *root, c
     json_object *lang_obj = json_object_new_object(), *idx = json_object_new_object();
     json_object *builder = json_object_new_object(), *lang_list = json_object_new_array();
     const char *base = strrchr(root, '/');
-    char *fp = hex64(cn_source_fingerprint(recs, n)), *sd = hex64(selection_digest(o));
+    char *fp = hex64(source_fingerprint(recs, n)), *sd = hex64(selection_digest(o));
     size_t tests = 0;
 
     json_object_object_add(m, "schema_version", json_object_new_int(CN_MANIFEST_SCHEMA));

@@ -12,7 +12,6 @@
 
 
 
-int cn_registry__append(cn_registry *reg, cn_skill_entry *e);
 
 static char *base_name(const char *dir)
 {

@@ -7,7 +7,6 @@
 
 #include "cn_registry.h"
 
-int cn_entry_fail(cn_skill_entry *e, int code, const char *fmt, ...) CN_PRINTF(3, 4);
 
 void cn_entry_unload(cn_skill_entry *e)
 {

@@ -79,7 +79,6 @@ bool cn_registry_enabled(const cn_registry *reg, const char *id)
 }
 
 /* Marks e FAILED with a formatted reason (the thread-local error too). */
-int cn_entry_fail(cn_skill_entry *e, int code, const char *fmt, ...) CN_PRINTF(3, 4);
 int cn_entry_fail(cn_skill_entry *e, int code, const char *fmt, ...)
 {
     va_list ap;
@@ -106,7 +105,6 @@ static void check_collision(const cn_registry *reg, cn_skill_entry *e)
 
 /* Takes ownership of e.  First hit of an id wins; later ones are kept as
  * DUPLICATE so that `skills list` can report them. */
-int cn_registry__append(cn_registry *reg, cn_skill_entry *e);
 int cn_registry__append(cn_registry *reg, cn_skill_entry *e)
 {
     cn_skill_entry *first;

@@ -74,6 +74,11 @@ int cn_registry_add_package(cn_registry *reg, const char *dir, const char *sourc
 int cn_registry_search_path(cn_strv *dirs, cn_strv *labels);
 
 /* ---- lookup (cn_registry.c) --------------------------------------------- */
+/* Semi-private, for the registry's own files: appends an entry (taking it;
+ * a later duplicate id is kept as DUPLICATE and returns CN_EEXISTS), and
+ * marks an entry FAILED with a reason (also the thread-local error). */
+int cn_registry__append(cn_registry *reg, cn_skill_entry *e);
+int cn_entry_fail(cn_skill_entry *e, int code, const char *fmt, ...) CN_PRINTF(3, 4);
 /* The entry that owns `id` (never a DUPLICATE), or NULL. */
 cn_skill_entry *cn_registry_find(const cn_registry *reg, const char *id);
 /* Whether allow/exclude let `id` be offered. */

@@ -130,7 +130,8 @@ static void test_search_path(void)
     cn_skill_entry *e;
 
     if (fx == NULL) {
-        ok(1, "# SKIP search path needs CN_FIXTURES");
+        /* run outside make check: say so rather than count a pass */
+        diag("search-path tests not run: CN_FIXTURES is not set (run through make check)");
         return;
     }
     base = mkdtemp(tmpl);
