@@ -10,8 +10,10 @@
 
 static void compile_usage(FILE *f)
 {
-    fputs("usage: codenib compile REPO [--languages L,...] [--index bm25,graph] [--exclude-dir D]...\n"
+    fputs("usage: codenib compile REPO [--languages L,...] [--index bm25,graph,vector] [--exclude-dir D]...\n"
           "                       [--no-default-excludes] [--rebuild] [--no-wait] [--jobs N]\n"
+          "                       [--embedder ID] [--embedder-config JSON] [--vector-store ID]\n"
+          "                       [--vector-precision f32|f16|int8]\n"
           "                       [--cache-dir DIR] [--json] [--quiet]\n"
           "\n"
           "Compiles the repository REPO into indexes in a cache directory outside it\n"
@@ -19,17 +21,33 @@ static void compile_usage(FILE *f)
           "re-parses only the files that changed.\n"
           "\n"
           "  --languages L,...     only these languages (default: every language with a backend)\n"
-          "  --index I,...         indexes to build besides the nodes (default: bm25,graph)\n"
+          "  --index I,...         indexes to build besides the nodes: bm25, graph, vector\n"
+          "                        (default: bm25,graph; vector embeds every node's text)\n"
           "  --exclude-dir D       skip directories named D (a glob) or the repository path D\n"
           "                        (with a '/'); repeatable; recorded in the manifest\n"
           "  --no-default-excludes also index what is skipped by default (build outputs,\n"
           "                        node_modules, vendor, third_party, virtualenvs, ...)\n"
-          "  --rebuild             parse every file again\n"
+          "  --rebuild             parse (and embed) every file again\n"
           "  --no-wait             fail at once when another compile of REPO is running\n"
           "  --jobs N              parser threads (default: all cores)\n"
           "  --cache-dir DIR       where to keep the indexes\n"
           "  --json                print the manifest as JSON\n"
-          "  --quiet               no progress display\n",
+          "  --quiet               no progress display\n"
+          "\n"
+          "Vector index (--index ...,vector; each node's text is its source lines, the\n"
+          "whole file for a file node, cut at 8000 characters):\n"
+          "  --embedder ID         embedder backend (default embed-local: LSA fitted on the\n"
+          "                        repository, no network; embed-openai: any OpenAI-compatible\n"
+          "                        /v1/embeddings endpoint)\n"
+          "  --embedder-config JSON  the embedder's options, e.g. '{\"dim\": 128}' for embed-local,\n"
+          "                        '{\"base_url\": \"http://localhost:11434/v1\", \"model\": \"nomic-embed-text\",\n"
+          "                        \"batch_size\": 64}' for embed-openai (its key comes from\n"
+          "                        OPENAI_API_KEY or the variable named by \"api_key_env\"; keys are\n"
+          "                        never written to the index)\n"
+          "  --vector-store ID     vector-store backend (default vec-flat: exact search)\n"
+          "  --vector-precision P  how the store keeps vectors: f32, f16 or int8\n"
+          "A compile embeds again only the nodes whose text changed when the embedder has\n"
+          "no learned state (embed-openai); embed-local is refitted on the whole repository.\n",
           f);
 }
 
@@ -66,6 +84,7 @@ static const char *stage_name(cn_compile_stage s)
     case CN_STAGE_NODES: return "writing nodes";
     case CN_STAGE_BM25: return "indexing (BM25)";
     case CN_STAGE_GRAPH: return "linking symbols";
+    case CN_STAGE_VECTORS: return "embedding";
     case CN_STAGE_PUBLISH: return "publishing";
     }
     return "";
@@ -95,7 +114,10 @@ static void on_progress(cn_compile_stage stage, size_t done, size_t total, const
         double eta = rate > 0 ? (total - done) / rate : 0;
         fprintf(stderr, "\r\033[K%-16s [", stage_name(stage));
         for (int i = 0; i < width; i++) fputc(i < fill ? '=' : (i == fill ? '>' : ' '), stderr);
-        fprintf(stderr, "] %zu/%zu files  %.0f files/s  ETA %.0fs", done, total, rate, eta);
+        {
+            const char *unit = stage == CN_STAGE_VECTORS ? "nodes" : "files";
+            fprintf(stderr, "] %zu/%zu %s  %.0f %s/s  ETA %.0fs", done, total, unit, rate, unit, eta);
+        }
     } else {
         fprintf(stderr, "\r\033[K%s ...", stage_name(stage));
     }
@@ -115,6 +137,7 @@ int cn_cmd_compile(int argc, char **argv)
     cn_compile_result res;
     progress_state ps;
     bool json = false, quiet = false;
+    const char *vector_opt = NULL;   /* a vector option given, for the check below */
     int rc;
 
     memset(&o, 0, sizeof o);
@@ -129,6 +152,29 @@ int cn_cmd_compile(int argc, char **argv)
             cn_strv_split(&o.languages, argv[++i], ',');
         } else if (strcmp(a, "--index") == 0 && val) {
             cn_strv_split(&o.indexes, argv[++i], ',');
+            for (size_t k = 0; k < o.indexes.len; k++)
+                if (!cn_index_name_valid(o.indexes.items[k])) {
+                    int code = cn_cli_usage_error("compile", "unknown index '%s' (valid: " CN_INDEX_NAMES ")",
+                                                  o.indexes.items[k]);
+                    cn_compile_opts_free(&o);
+                    return code;
+                }
+        } else if (strcmp(a, "--embedder") == 0 && val) {
+            o.vectors.embedder = argv[++i];
+            vector_opt = a;
+        } else if (strcmp(a, "--embedder-config") == 0 && val) {
+            o.vectors.embedder_config = argv[++i];
+            vector_opt = a;
+        } else if (strcmp(a, "--vector-store") == 0 && val) {
+            o.vectors.store = argv[++i];
+            vector_opt = a;
+        } else if (strcmp(a, "--vector-precision") == 0 && val) {
+            o.vectors.precision = argv[++i];
+            vector_opt = a;
+            if (strcmp(val, "f32") != 0 && strcmp(val, "f16") != 0 && strcmp(val, "int8") != 0) {
+                cn_compile_opts_free(&o);
+                return cn_cli_usage_error("compile", "--vector-precision takes f32, f16 or int8, not '%s'", val);
+            }
         } else if (strcmp(a, "--exclude-dir") == 0 && val) {
             cn_strv_push(&o.exclude_dirs, argv[++i]);
         } else if (strcmp(a, "--cache-dir") == 0 && val) {
@@ -165,6 +211,11 @@ int cn_cmd_compile(int argc, char **argv)
         cn_compile_opts_free(&o);
         return cn_cli_usage_error("compile", "which repository? give its directory");
     }
+    if (vector_opt && !cn_strv_contains(&o.indexes, "vector")) {
+        cn_compile_opts_free(&o);
+        return cn_cli_usage_error("compile", "%s configures the vector index: add --index bm25,graph,vector",
+                                  vector_opt);
+    }
     memset(&ps, 0, sizeof ps);
     ps.tty = !quiet && !json && isatty(2);
     ps.started = now();
@@ -180,7 +231,8 @@ int cn_cmd_compile(int argc, char **argv)
         json_object_object_add(out, "index_dir", json_object_new_string(res.index_dir));
         json_object_object_add(out, "seconds", json_object_new_double(res.seconds));
         {
-            static const char *const names[] = {"lock", "walk", "parse", "nodes", "bm25", "graph", "publish"};
+            static const char *const names[] = {"lock",  "walk",    "parse",  "nodes",
+                                                "bm25",  "graph",   "vectors", "publish"};
             json_object *st = json_object_new_object();
             for (int s = 0; s <= CN_STAGE_PUBLISH; s++)
                 json_object_object_add(st, names[s], json_object_new_double(res.stage_seconds[s]));
@@ -210,6 +262,9 @@ int cn_cmd_compile(int argc, char **argv)
                        (long long)json_object_get_int64(int_of(calls, "edges")));
             }
         }
+        if (res.has_vectors)
+            printf("  vectors: %u, %zu dimensions, by %s (%zu embedded, %zu reused)\n", res.vectors.count,
+                   res.vectors.dim, res.vectors.model_id, res.vectors.embedded, res.vectors.reused);
         printf("  languages:");
         json_object_object_foreach(langs, lname, linfo)
             printf(" %s (%lld)", lname, (long long)json_object_get_int64(int_of(linfo, "files")));
@@ -253,6 +308,19 @@ int cn_cmd_status(int argc, char **argv)
         json_object_object_add(o, "added", json_object_new_int64((int64_t)st.added));
         json_object_object_add(o, "removed", json_object_new_int64((int64_t)st.removed));
         json_object_object_add(o, "manifest", json_object_get(st.manifest));
+        if (st.has_vectors) {
+            json_object *v = json_object_new_object(), *m = st.vectors;
+            json_object_object_add(v, "present", json_object_new_boolean(1));
+            json_object_object_add(v, "usable", json_object_new_boolean(st.vectors_usable));
+            json_object_object_add(v, "embedder", json_object_get(int_of(m, "embedder")));
+            json_object_object_add(v, "model", json_object_get(int_of(m, "model_id")));
+            json_object_object_add(v, "dim", json_object_get(int_of(m, "dim")));
+            json_object_object_add(v, "count", json_object_get(int_of(m, "count")));
+            json_object_object_add(v, "store", json_object_get(int_of(m, "store")));
+            json_object_object_add(o, "vectors", v);
+        } else if (st.compiled) {
+            json_object_object_add(o, "vectors", NULL);
+        }
         cn_cli_print_json(o, true);
         json_object_put(o);
     } else {
@@ -262,6 +330,16 @@ int cn_cmd_status(int argc, char **argv)
             json_object *b = int_of(st.manifest, "built_at");
             printf("  built at %s\n", json_object_get_string(b));
         }
+        if (st.has_vectors && st.vectors)
+            printf("  vectors: %s, %lld nodes x %lld dimensions by %s in %s%s\n",
+                   json_object_get_string(int_of(st.vectors, "model_id")),
+                   (long long)json_object_get_int64(int_of(st.vectors, "count")),
+                   (long long)json_object_get_int64(int_of(st.vectors, "dim")),
+                   json_object_get_string(int_of(st.vectors, "embedder")),
+                   json_object_get_string(int_of(st.vectors, "store")),
+                   st.vectors_usable ? "" : " (unusable: see above)");
+        else if (st.compiled)
+            printf("  vectors: none (compile with --index bm25,graph,vector to build them)\n");
     }
     {
         int code = st.compiled && st.fresh ? CN_EXIT_OK : 3;

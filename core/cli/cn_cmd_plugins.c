@@ -1,18 +1,21 @@
-/* `codenib plugins list`: the backend plugins (language parsers) found on
- * the plugin search path, with their state. */
+/* `codenib plugins list`: the backend plugins (language parsers,
+ * embedders, vector stores, LSP providers) found on the plugin search path,
+ * with their state. */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cn_cli.h"
 #include "index/cn_langs.h"
+#include "plugin/cn_backends.h"
 #include "plugin/cn_search_path.h"
 
 static void plugins_usage(FILE *f)
 {
     fputs("usage: codenib plugins list [--json] [--verbose]\n"
           "\n"
-          "Lists the backend plugins (language parsers) found, in this order, in: the\n"
+          "Lists the backend plugins (language parsers, embedders, vector stores, LSP\n"
+          "providers) found, in this order, in: the\n"
           "build tree (when run from it), each directory of CODENIB_PLUGINS_PATH, the\n"
           "installed plugins directory, and $CODENIB_HOME/plugins.  Each is opened and\n"
           "checked; a broken one is listed with the reason.\n",
@@ -23,6 +26,7 @@ int cn_cmd_plugins(int argc, char **argv)
 {
     bool json = false, verbose = false;
     cn_langs langs = {0};
+    cn_backends backs = {0};
     const char *sub = argc > 1 ? argv[1] : NULL;
 
     if (sub == NULL || cn_cli_is_help(sub)) {
@@ -38,7 +42,15 @@ int cn_cmd_plugins(int argc, char **argv)
             return CN_EXIT_OK;
         } else return cn_cli_usage_error("plugins list", "unexpected argument '%s'", argv[i]);
     }
-    if (cn_langs_discover(&langs) < 0) return cn_cli_fail();
+    if (cn_langs_discover(&langs) < 0 || cn_backends_discover(&backs) < 0) {
+        cn_langs_free(&langs);
+        cn_backends_free(&backs);
+        return cn_cli_fail();
+    }
+    for (size_t i = 0; i < backs.len; i++) {
+        const cn_backend_descriptor *d;
+        if (cn_backends_open(&backs.items[i], &d) < 0) cn_error_clear();
+    }
     for (size_t i = 0; i < langs.len; i++) {
         const cn_lang_descriptor *d;
         if (cn_langs_open(&langs.items[i], &d) < 0) cn_error_clear();
@@ -59,6 +71,24 @@ int cn_cmd_plugins(int argc, char **argv)
             json_object_object_add(o, "source", json_object_new_string(e->source));
             json_object_object_add(o, "dir", json_object_new_string(e->dir));
             json_object_object_add(o, "reason", e->reason ? json_object_new_string(e->reason) : NULL);
+            json_object_array_add(a, o);
+        }
+        for (size_t i = 0; i < backs.len; i++) {
+            const cn_backend_entry *e = &backs.items[i];
+            json_object *o = json_object_new_object();
+            json_object_object_add(o, "plugin_id", json_object_new_string(e->id));
+            json_object_object_add(o, "kind", json_object_new_string(cn_backend_kind_name(e->kind)));
+            json_object_object_add(o, "state", json_object_new_string(e->desc ? "loaded" : "failed"));
+            json_object_object_add(o, "version", e->desc ? json_object_new_string(e->desc->version) : NULL);
+            json_object_object_add(o, "source", json_object_new_string(e->source));
+            json_object_object_add(o, "dir", json_object_new_string(e->dir));
+            json_object_object_add(o, "reason", e->reason ? json_object_new_string(e->reason) : NULL);
+            json_object_array_add(a, o);
+        }
+        for (size_t i = 0; i < backs.problems.len; i++) {
+            json_object *o = json_object_new_object();
+            json_object_object_add(o, "state", json_object_new_string("failed"));
+            json_object_object_add(o, "reason", json_object_new_string(backs.problems.items[i]));
             json_object_array_add(a, o);
         }
         for (size_t i = 0; i < langs.problems.len; i++) {
@@ -101,7 +131,17 @@ int cn_cmd_plugins(int argc, char **argv)
             if (e->reason) printf("    reason: %s\n", e->reason);
         }
         for (size_t i = 0; i < langs.problems.len; i++) printf("(broken)         reason: %s\n", langs.problems.items[i]);
+        if (backs.len) printf("\n%-16s %-12s %-8s %-40s %s\n", "PLUGIN", "KIND", "STATE", "VERSION", "SOURCE");
+        for (size_t i = 0; i < backs.len; i++) {
+            const cn_backend_entry *e = &backs.items[i];
+            printf("%-16s %-12s %-8s %-40s %s\n", e->id, cn_backend_kind_name(e->kind), e->desc ? "loaded" : "failed",
+                   e->desc ? e->desc->version : "-", e->source);
+            if (verbose) printf("    dir: %s\n", e->dir);
+            if (e->reason) printf("    reason: %s\n", e->reason);
+        }
+        for (size_t i = 0; i < backs.problems.len; i++) printf("(broken)         reason: %s\n", backs.problems.items[i]);
     }
     cn_langs_free(&langs);
+    cn_backends_free(&backs);
     return CN_EXIT_OK;
 }

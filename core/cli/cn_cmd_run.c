@@ -4,10 +4,13 @@
 #include <string.h>
 
 #include "cn_cli.h"
+#include "llm/cn_llm.h"
 
 static void run_usage(FILE *f)
 {
-    fputs("usage: codenib run ID [--args JSON] [--params JSON] [--repo DIR [--cache-dir D]] [--pretty]\n"
+    fputs("usage: codenib run ID [--args JSON] [--params JSON] [--repo DIR [--cache-dir D]]\n"
+          "                      [--model M [--base-url URL]] [--rerank-model M [--rerank-base-url URL]]\n"
+          "                      [--pretty]\n"
           "\n"
           "Invokes skill ID once and prints its JSON result.\n"
           "\n"
@@ -19,12 +22,50 @@ static void run_usage(FILE *f)
           "  --repo DIR     the repository the skill works on (its compiled index, when\n"
           "                 there is one, comes with it)\n"
           "  --cache-dir D  take the index from D (as given to `codenib compile`)\n"
+          "  --model M      chat model for skills that need one (llm_rerank,\n"
+          "                 extract_keywords); default $CODENIB_MODEL, none when unset\n"
+          "  --base-url URL OpenAI-compatible endpoint of the chat model (default\n"
+          "                 $CODENIB_BASE_URL, $OPENAI_BASE_URL, https://api.openai.com/v1);\n"
+          "                 the key comes from $CODENIB_API_KEY or $OPENAI_API_KEY\n"
+          "  --rerank-model M  model of a /rerank endpoint (crossencoder_rerank); default\n"
+          "                 $CODENIB_RERANK_MODEL\n"
+          "  --rerank-base-url URL  its endpoint (default $CODENIB_RERANK_BASE_URL, then as\n"
+          "                 --base-url)\n"
           "  --pretty       indent the JSON result\n"
           "  -h, --help     this text\n"
           "\n"
           "Exit status: 0 on success, 1 when the skill fails (the reason is printed on\n"
           "standard error), 2 on a usage error.\n",
           f);
+}
+
+/* {"model": M, "base_url": U} with the members that were given. */
+static char *model_config(const char *model, const char *base_url)
+{
+    json_object *o = json_object_new_object();
+    char *s;
+    if (model) json_object_object_add(o, "model", json_object_new_string(model));
+    if (base_url) json_object_object_add(o, "base_url", json_object_new_string(base_url));
+    s = cn_strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(o);
+    return s;
+}
+
+static int set_models(cn_registry *reg, const char *model, const char *base_url, const char *rr_model,
+                      const char *rr_base_url)
+{
+    int rc = 0;
+    if (model != NULL || base_url != NULL) {
+        char *cfg = model_config(model, base_url);
+        rc = cfg ? cn_registry_set_model(reg, CN_LLM_CHAT, cfg) : cn_error_set(CN_ENOMEM, "out of memory");
+        free(cfg);
+    }
+    if (rc == 0 && (rr_model != NULL || rr_base_url != NULL)) {
+        char *cfg = model_config(rr_model, rr_base_url ? rr_base_url : base_url);
+        rc = cfg ? cn_registry_set_model(reg, CN_LLM_RERANK, cfg) : cn_error_set(CN_ENOMEM, "out of memory");
+        free(cfg);
+    }
+    return rc == 0 ? cn_registry_models_from_env(reg) : rc;
 }
 
 static char *read_stdin(void)
@@ -46,6 +87,7 @@ static char *read_stdin(void)
 int cn_cmd_run(int argc, char **argv)
 {
     const char *id = NULL, *args = NULL, *params = NULL, *repo = NULL, *cache = NULL;
+    const char *model = NULL, *base_url = NULL, *rr_model = NULL, *rr_base_url = NULL;
     char *stdin_args = NULL, *result = NULL;
     bool pretty = false;
     cn_registry *reg = NULL;
@@ -64,6 +106,14 @@ int cn_cmd_run(int argc, char **argv)
             repo = argv[++i];
         } else if (strcmp(a, "--cache-dir") == 0 && i + 1 < argc) {
             cache = argv[++i];
+        } else if (strcmp(a, "--model") == 0 && i + 1 < argc) {
+            model = argv[++i];
+        } else if (strcmp(a, "--base-url") == 0 && i + 1 < argc) {
+            base_url = argv[++i];
+        } else if (strcmp(a, "--rerank-model") == 0 && i + 1 < argc) {
+            rr_model = argv[++i];
+        } else if (strcmp(a, "--rerank-base-url") == 0 && i + 1 < argc) {
+            rr_base_url = argv[++i];
         } else if (strcmp(a, "--pretty") == 0) {
             pretty = true;
         } else if (a[0] == '-' && a[1] != '\0') {
@@ -89,6 +139,7 @@ int cn_cmd_run(int argc, char **argv)
         return cn_cli_usage_error("run", "--cache-dir needs --repo");
     }
     rc = repo ? cn_registry_set_repo_cache(reg, repo, cache) : 0;
+    if (rc == 0) rc = set_models(reg, model, base_url, rr_model, rr_base_url);
     if (rc == 0) rc = cn_registry_run(reg, id, args ? args : "{}", params, &result);
     if (rc == 0 && pretty) {
         json_object *o = json_tokener_parse(result);

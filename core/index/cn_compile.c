@@ -412,11 +412,32 @@ static json_object *index_entry(const char *type, const char *file, const char *
     return e;
 }
 
+static json_object *vector_entry(const cn_vectors_stats *v, json_object *languages, const char *built_at)
+{
+    json_object *e = json_object_new_object();
+    json_object_object_add(e, "type", json_object_new_string("vector"));
+    json_object_object_add(e, "path", json_object_new_string(CN_VECTORS_DIR));
+    json_object_object_add(e, "builder", json_object_new_string(v->builder));
+    json_object_object_add(e, "version", json_object_new_int(CN_VECTORS_FORMAT));
+    json_object_object_add(e, "languages", languages);
+    json_object_object_add(e, "bytes", json_object_new_int64(v->bytes));
+    json_object_object_add(e, "built_at", json_object_new_string(built_at));
+    json_object_object_add(e, "status", json_object_new_string("ok"));
+    json_object_object_add(e, "count", json_object_new_int64(v->count));
+    json_object_object_add(e, "dim", json_object_new_int64((int64_t)v->dim));
+    json_object_object_add(e, "model", json_object_new_string(v->model_id));
+    json_object_object_add(e, "embedded", json_object_new_int64((int64_t)v->embedded));
+    json_object_object_add(e, "reused", json_object_new_int64((int64_t)v->reused));
+    json_object_object_add(e, "build_seconds", json_object_new_double(v->seconds));
+    return e;
+}
+
 static json_object *build_manifest(const cn_compile_opts *o, const char *root, const char *dir,
                                    const cn_langs *langs, const cn_walk_file *files, size_t n,
                                    const cn_file_rec *recs, const cn_walk_stats *ws,
                                    const cn_parse_stats *ps, uint32_t n_nodes, bool with_bm25,
-                                   const cn_graph_stats *graph, const char *built_at)
+                                   const cn_graph_stats *graph, const cn_vectors_stats *vec,
+                                   const char *built_at)
 {
     json_object *m = json_object_new_object(), *repo = json_object_new_object();
     json_object *sel = json_object_new_object(), *fs = json_object_new_object();
@@ -503,6 +524,7 @@ static json_object *build_manifest(const cn_compile_opts *o, const char *root, c
         json_object_object_add(e, "edge_types", types);
         json_object_object_add(idx, "graph", e);
     }
+    if (vec) json_object_object_add(idx, "vector", vector_entry(vec, json_object_get(lang_list), built_at));
     json_object_put(lang_list);
     json_object_object_add(m, "indexes", idx);
     free(fp);
@@ -540,7 +562,19 @@ static int write_json(const char *dir, const char *name, json_object *o)
 
 static bool wants(const cn_compile_opts *o, const char *index)
 {
+    if (strcmp(index, "vector") == 0) return cn_strv_contains(&o->indexes, index);
     return o->indexes.len == 0 || cn_strv_contains(&o->indexes, index);
+}
+
+bool cn_index_name_valid(const char *x)
+{
+    return strcmp(x, "bm25") == 0 || strcmp(x, "nodes") == 0 || strcmp(x, "graph") == 0 ||
+           strcmp(x, "vector") == 0;
+}
+
+static void vectors_progress(size_t done, size_t total, void *data)
+{
+    progress(data, CN_STAGE_VECTORS, done, total, NULL);
 }
 
 int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
@@ -560,9 +594,11 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
     memset(&graph_stats, 0, sizeof graph_stats);
     for (size_t i = 0; i < o->indexes.len; i++) {
         const char *x = o->indexes.items[i];
-        if (strcmp(x, "bm25") != 0 && strcmp(x, "nodes") != 0 && strcmp(x, "graph") != 0)
-            return cn_error_set(CN_EINVAL, "unknown index '%s' (this codenib builds: nodes, bm25, graph)", x);
+        if (!cn_index_name_valid(x))
+            return cn_error_set(CN_EINVAL, "unknown index '%s' (this codenib builds: " CN_INDEX_NAMES ")", x);
     }
+    /* a misspelt embedder fails now, not after minutes of parsing */
+    if (wants(o, "vector") && (rc = cn_vectors_check_opts(&o->vectors)) < 0) return rc;
     root = realpath(o->repo, NULL);
     if (root == NULL) return cn_error_set(CN_ENOTFOUND, "repository %s: %s", o->repo, strerror(errno));
     {
@@ -686,9 +722,17 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
         if (rc < 0) goto out;
     }
     mark(res, &tm, CN_STAGE_GRAPH);
+    if (wants(o, "vector")) {
+        progress(o, CN_STAGE_VECTORS, 0, res->n_nodes, NULL);
+        rc = cn_vectors_build(&o->vectors, root, tmp_dir, o->rebuild ? NULL : prev_dir,
+                              o->progress ? vectors_progress : NULL, (void *)o, &res->vectors);
+        if (rc < 0) goto out;
+        res->has_vectors = true;
+    }
+    mark(res, &tm, CN_STAGE_VECTORS);
     res->manifest = build_manifest(o, root, tmp_dir, &langs, files, n, recs, &res->walk, &res->parse,
                                    res->n_nodes, wants(o, "bm25"), wants(o, "graph") ? &graph_stats : NULL,
-                                   built_at);
+                                   res->has_vectors ? &res->vectors : NULL, built_at);
     if ((rc = write_json(tmp_dir, CN_MANIFEST_FILE, res->manifest)) < 0) goto out;
 
     progress(o, CN_STAGE_PUBLISH, 0, 0, NULL);
@@ -717,6 +761,8 @@ out:
     if (rc < 0) {
         json_object_put(res->manifest);
         res->manifest = NULL;
+        cn_vectors_stats_free(&res->vectors);
+        res->has_vectors = false;
     }
     return rc;
 }
@@ -726,6 +772,7 @@ void cn_compile_result_free(cn_compile_result *r)
     free(r->cache_dir);
     free(r->index_dir);
     json_object_put(r->manifest);
+    cn_vectors_stats_free(&r->vectors);
     memset(r, 0, sizeof *r);
 }
 

@@ -12,6 +12,7 @@
 
 #include "../util/cn_util.h"
 #include "cn_parse.h"
+#include "cn_vectors.h"
 #include "cn_walk.h"
 
 #define CN_MANIFEST_FILE "repo_manifest.json"
@@ -28,6 +29,7 @@ typedef enum cn_compile_stage {
     CN_STAGE_NODES,
     CN_STAGE_BM25,        /* done/total files */
     CN_STAGE_GRAPH,
+    CN_STAGE_VECTORS,     /* done/total nodes embedded (or reused) */
     CN_STAGE_PUBLISH
 } cn_compile_stage;
 
@@ -39,7 +41,9 @@ typedef struct cn_compile_opts {
     const char *cache_dir;         /* NULL: cn_cache_dir_for(repo) */
     cn_strv languages;             /* empty: every language with a backend */
     cn_strv exclude_dirs;
-    cn_strv indexes;               /* empty: bm25 and graph (nodes always) */
+    cn_strv indexes;               /* empty: bm25 and graph (nodes always);
+                                      "vector" only when asked for */
+    cn_vectors_opts vectors;       /* the embedder and store of "vector" */
     bool no_default_excludes;
     bool rebuild;                  /* ignore the previous build's records */
     bool no_wait;                  /* fail at once when another compile holds the lock */
@@ -55,6 +59,8 @@ typedef struct cn_compile_result {
     cn_walk_stats walk;
     cn_parse_stats parse;
     uint32_t n_nodes;
+    bool has_vectors;
+    cn_vectors_stats vectors;      /* when has_vectors */
     double seconds;
     double stage_seconds[CN_STAGE_PUBLISH + 1];  /* wall time per stage */
 } cn_compile_result;
@@ -70,10 +76,19 @@ int cn_cache_dir_for(const char *repo, char **out);
  * (CN_ENOTFOUND when nothing was compiled there yet). */
 int cn_cache_current(const char *cache_dir, char **index_dir);
 
+/* The index names --index accepts, for messages. */
+#define CN_INDEX_NAMES "nodes, bm25, graph, vector"
+/* Whether `name` is one of them. */
+bool cn_index_name_valid(const char *name);
+
 /* ---- status (cn_status.c) ----------------------------------------------- */
 typedef struct cn_status {
     bool compiled;
     bool fresh;
+    /* the vector index, when the generation has one */
+    bool has_vectors;
+    bool vectors_usable;           /* its embedder and store are installed */
+    json_object *vectors;          /* its vectors.json (NULL when absent or unreadable) */
     json_object *manifest;         /* NULL when not compiled */
     cn_strv reasons;               /* why stale, one sentence each */
     size_t changed, added, removed;

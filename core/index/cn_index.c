@@ -7,6 +7,7 @@
 
 #include <codenib/lang.h>
 
+#include "../plugin/cn_backends.h"
 #include "../plugin/cn_host.h"
 #include "cn_compile.h"
 
@@ -18,6 +19,7 @@ int cn_index_open(const char *dir, const char *repo_root, struct cn_index **out)
 
     *out = NULL;
     if (x == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
+    pthread_mutex_init(&x->lsp_lock, NULL);
     x->dir = cn_strdup(dir);
     x->repo_root = cn_strdup(repo_root);
     p = cn_path_join(dir, CN_NODES_FILE);
@@ -97,6 +99,9 @@ void cn_index_close(struct cn_index *x)
     cn_nodes_close(x->nodes);
     cn_bm25_close(x->bm25);
     cn_graph_close(x->graph);
+    cn_backend_instance_free(x->lsp);
+    free(x->lsp_error);
+    pthread_mutex_destroy(&x->lsp_lock);
     free(x->dir);
     free(x->repo_root);
     free(x);

@@ -3,6 +3,8 @@
 #ifndef CN_INDEX_H
 #define CN_INDEX_H
 
+#include <pthread.h>
+
 #include <codenib/index.h>
 
 #include "cn_bm25.h"
@@ -15,6 +17,11 @@ struct cn_index {
     cn_nodes *nodes;
     cn_bm25 *bm25;        /* NULL when not built */
     cn_graph *graph;      /* NULL when not built */
+    /* The LSP provider serving this index (a cn_backend_instance), made
+     * on first use by cn_host.lsp under lsp_lock, freed with the index. */
+    pthread_mutex_t lsp_lock;
+    void *lsp;
+    char *lsp_error;      /* why the provider could not be made, once tried */
 };
 
 /* Opens the generation in `dir` (nodes required, BM25 when present);

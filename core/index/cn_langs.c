@@ -2,12 +2,10 @@
 #include "cn_langs.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <json-c/json.h>
 
@@ -137,45 +135,19 @@ static int add_package(cn_langs *langs, const char *dir, const char *source)
     return 0;
 }
 
-static int name_cmp(const void *a, const void *b)
+static int add_one(void *data, const char *dir, const char *source)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    return add_package(data, dir, source);
 }
 
 int cn_langs_add_root(cn_langs *langs, const char *root, const char *source)
 {
-    DIR *d = opendir(root);
-    struct dirent *de;
-    cn_strv names = CN_STRV_INIT;
-    int rc = 0;
-
-    if (d == NULL) return 0;  /* an absent directory on the path is normal */
-    while ((de = readdir(d)) != NULL)
-        if (de->d_name[0] != '.' && (rc = cn_strv_push(&names, de->d_name)) < 0) break;
-    closedir(d);
-    if (rc == 0 && names.len) qsort(names.items, names.len, sizeof *names.items, name_cmp);
-    for (size_t i = 0; rc == 0 && i < names.len; i++) {
-        char *dir = cn_path_join(root, names.items[i]);
-        char *cfg = dir ? cn_path_join(dir, "plugin.yaml") : NULL;
-        struct stat st;
-        if (dir == NULL || cfg == NULL) rc = cn_error_set(CN_ENOMEM, "out of memory");
-        else if (stat(cfg, &st) == 0) rc = add_package(langs, dir, source);
-        if (rc > 0) rc = 0;
-        free(cfg);
-        free(dir);
-    }
-    cn_strv_free(&names);
-    return rc;
+    return cn_search_path_scan(root, "plugin.yaml", source, add_one, langs);
 }
 
 int cn_langs_discover(cn_langs *langs)
 {
-    cn_strv dirs = CN_STRV_INIT, labels = CN_STRV_INIT;
-    int rc = cn_search_path("plugins", "CODENIB_PLUGINS_PATH", &dirs, &labels);
-    for (size_t i = 0; rc == 0 && i < dirs.len; i++) rc = cn_langs_add_root(langs, dirs.items[i], labels.items[i]);
-    cn_strv_free(&dirs);
-    cn_strv_free(&labels);
-    return rc;
+    return cn_search_path_scan_plugins(add_one, langs);
 }
 
 void cn_langs_free(cn_langs *langs)

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../plugin/cn_backends.h"
+#include "../plugin/cn_host.h"
 #include "cn_compile.h"
 #include "cn_idxfile.h"
 #include "cn_records.h"
@@ -19,6 +21,68 @@ static int reason(cn_status *st, const char *fmt, ...)
     va_end(ap);
     st->fresh = false;
     return cn_strv_push_owned(&st->reasons, cn_buf_steal(&b));
+}
+
+/* Whether backend `id` of `kind` is installed and loads; a reason else. */
+static void check_backend(cn_status *st, cn_backends *b, const char *id, int kind)
+{
+    cn_backend_entry *e = cn_backends_find(b, id);
+    const cn_backend_descriptor *d;
+    if (e == NULL || e->kind != kind) {
+        reason(st, "the %s '%s' that built the vector index is not installed (see `codenib plugins list`)",
+               cn_backend_kind_name(kind), id);
+    } else if (cn_backends_open(e, &d) < 0) {
+        reason(st, "the %s '%s' that built the vector index cannot be loaded: %s", cn_backend_kind_name(kind), id,
+               cn_error_last()->message);
+    } else {
+        return;
+    }
+    st->vectors_usable = false;
+    cn_error_clear();
+}
+
+/* The vector part: present (in the manifest), readable, and its backends
+ * still installed -- a query cannot embed without the embedder. */
+static void check_vectors(cn_status *st, const char *dir, json_object *manifest)
+{
+    json_object *idx = NULL, *entry = NULL;
+    char *path = NULL, *text = NULL;
+    cn_backends b;
+    size_t len = 0;
+
+    if (!json_object_object_get_ex(manifest, "indexes", &idx) || !json_object_object_get_ex(idx, "vector", &entry))
+        return;
+    st->has_vectors = true;
+    st->vectors_usable = true;
+    path = cn_path_join(dir, CN_VECTORS_DIR "/" CN_VECTORS_META);
+    if (path == NULL || cn_file_read(path, 0, &text, &len) < 0 || cn_json_parse(text, path, &st->vectors) < 0 ||
+        !json_object_is_type(st->vectors, json_type_object)) {
+        reason(st, "the vector index cannot be read (%s); recompile with --index ...,vector --rebuild",
+               cn_error_last()->message);
+        cn_error_clear();
+        json_object_put(st->vectors);
+        st->vectors = NULL;
+        st->vectors_usable = false;
+    } else {
+        json_object *e = NULL, *s = NULL;
+        const char *eid, *sid;
+        json_object_object_get_ex(st->vectors, "embedder", &e);
+        json_object_object_get_ex(st->vectors, "store", &s);
+        eid = json_object_is_type(e, json_type_string) ? json_object_get_string(e) : NULL;
+        sid = json_object_is_type(s, json_type_string) ? json_object_get_string(s) : NULL;
+        memset(&b, 0, sizeof b);
+        if (eid == NULL || sid == NULL) {
+            reason(st, "%s names no embedder or store; recompile with --index ...,vector --rebuild", path);
+            st->vectors_usable = false;
+        } else if (cn_backends_discover(&b) == 0) {
+            check_backend(st, &b, eid, CN_BACKEND_EMBEDDER);
+            check_backend(st, &b, sid, CN_BACKEND_VECTOR_STORE);
+        }
+        cn_error_clear();
+        cn_backends_free(&b);
+    }
+    free(text);
+    free(path);
 }
 
 int cn_status_check(const char *repo, const char *cache_dir, cn_status *st)
@@ -54,6 +118,7 @@ int cn_status_check(const char *repo, const char *cache_dir, cn_status *st)
         goto out;
     }
     st->manifest = json_object_get(m);
+    check_vectors(st, dir, m);
     if (json_object_object_get_ex(m, "selection", &sel)) {
         if (json_object_object_get_ex(sel, "exclude_dirs", &v))
             for (size_t i = 0; i < json_object_array_length(v); i++)
@@ -150,6 +215,7 @@ out:
 void cn_status_free(cn_status *st)
 {
     json_object_put(st->manifest);
+    json_object_put(st->vectors);
     cn_strv_free(&st->reasons);
     memset(st, 0, sizeof *st);
 }

@@ -7,6 +7,8 @@
 #include "cn_registry.h"
 
 #include "../index/cn_index.h"
+#include "../index/cn_vectors.h"
+#include "../llm/cn_llm.h"
 
 CN_API const char *cn_version(void)
 {
@@ -55,6 +57,8 @@ CN_API int cn_registry_register(cn_registry *reg, const char *metadata_json, con
     return cn_registry_add_inprocess(reg, m, fn, data, free_data);
 }
 
+static void refresh_contexts(cn_registry *reg);
+
 CN_API int cn_registry_set_repo(cn_registry *reg, const char *repo_root)
 {
     return cn_registry_set_repo_cache(reg, repo_root, NULL);
@@ -74,6 +78,8 @@ int cn_registry_set_repo_cache(cn_registry *reg, const char *repo_root, const ch
     }
     free(reg->repo_root);
     reg->repo_root = real;
+    cn_vector_index_close(reg->vectors);
+    reg->vectors = NULL;
     cn_index_close(reg->index);
     reg->index = NULL;
     /* A repository that was compiled brings its index; one that was not
@@ -84,6 +90,22 @@ int cn_registry_set_repo_cache(cn_registry *reg, const char *repo_root, const ch
         if (cn_error_last()->code != CN_ENOTFOUND) return cn_error_last()->code;
         cn_error_clear();
     }
+    /* A vector part that exists but cannot be used is reported when a
+     * skill needs it, not here: the other skills still work. */
+    if (reg->index != NULL && cn_vector_index_open(reg->index, &reg->vectors) < 0) {
+        cn_log(CN_LOG_WARNING, NULL, "%s", cn_error_last()->message);
+        cn_error_clear();
+        reg->vectors = NULL;
+    }
+    refresh_contexts(reg);
+    return 0;
+}
+
+/* Puts the registry's repository, indexes and models into every typed
+ * context; executors made with the old contexts are recreated on next
+ * use. */
+static void refresh_contexts(cn_registry *reg)
+{
     for (int k = CN_SKILL_RETRIEVAL; k <= CN_SKILL_CUSTOM; k++) {
         if (!reg->has_context[k]) {
             memset(&reg->contexts[k], 0, sizeof reg->contexts[k]);
@@ -91,16 +113,43 @@ int cn_registry_set_repo_cache(cn_registry *reg, const char *repo_root, const ch
             reg->contexts[k].kind = k;
             reg->has_context[k] = true;
         }
-        reg->contexts[k].repo_root = real;
+        reg->contexts[k].repo_root = reg->repo_root;
         reg->contexts[k].index = reg->index;
+        reg->contexts[k].vectors = reg->vectors;
+        reg->contexts[k].chat = reg->models[CN_LLM_CHAT];
+        reg->contexts[k].embedder = reg->models[CN_LLM_EMBED];
+        reg->contexts[k].reranker = reg->models[CN_LLM_RERANK];
     }
-    /* Executors were created with the old context: recreate on next use. */
     for (size_t i = 0; i < reg->n_entries; i++) {
         cn_skill_entry *e = reg->entries[i];
         if (e->state == CN_STATE_LOADED) cn_entry_unload(e);
-        e->host_data.repo_root = real;
+        e->host_data.repo_root = reg->repo_root;
     }
+}
+
+int cn_registry_set_model(cn_registry *reg, int role, const char *config_json)
+{
+    cn_model *m = NULL;
+    int rc;
+
+    if (role < CN_LLM_CHAT || role > CN_LLM_RERANK)
+        return cn_error_set(CN_EINVAL, "model role %d is not chat (0), embedder (1) or reranker (2)", role);
+    if (config_json != NULL && (rc = cn_llm_open(config_json, (cn_llm_role)role, &m)) < 0) return rc;
+    cn_llm_close(reg->models[role]);
+    reg->models[role] = m;
+    refresh_contexts(reg);
     return 0;
+}
+
+int cn_registry_models_from_env(cn_registry *reg)
+{
+    int rc = 0;
+    const char *chat = getenv("CODENIB_MODEL"), *rerank = getenv("CODENIB_RERANK_MODEL");
+    if (chat != NULL && *chat != '\0' && reg->models[CN_LLM_CHAT] == NULL)
+        rc = cn_registry_set_model(reg, CN_LLM_CHAT, "{}");
+    if (rc == 0 && rerank != NULL && *rerank != '\0' && reg->models[CN_LLM_RERANK] == NULL)
+        rc = cn_registry_set_model(reg, CN_LLM_RERANK, "{}");
+    return rc;
 }
 
 static json_object *str_or_null(const char *s)

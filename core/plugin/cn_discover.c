@@ -1,17 +1,10 @@
 /* Discovery of skill packages on disk.  Only config.yaml and skill.md are
  * read here; shared objects are opened on first use (cn_loader.c). */
-#include <dirent.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cn_registry.h"
 #include "cn_search_path.h"
-
-
-
 
 static char *base_name(const char *dir)
 {
@@ -57,42 +50,14 @@ int cn_registry_add_package(cn_registry *reg, const char *dir, const char *sourc
     return rc == CN_EEXISTS ? 0 : rc;
 }
 
-static int name_cmp(const void *a, const void *b)
+static int add_one(void *data, const char *dir, const char *source)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    return cn_registry_add_package(data, dir, source);
 }
 
 int cn_registry_add_root(cn_registry *reg, const char *root, const char *source)
 {
-    DIR *d = opendir(root);
-    struct dirent *de;
-    cn_strv names = CN_STRV_INIT;
-    int rc = 0;
-
-    if (d == NULL) {
-        if (errno == ENOENT || errno == ENOTDIR) return 0;
-        return cn_error_set(CN_EIO, "cannot read skills directory %s: %s", root, strerror(errno));
-    }
-    while ((de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.') continue;
-        if ((rc = cn_strv_push(&names, de->d_name)) < 0) break;
-    }
-    closedir(d);
-    if (rc == 0 && names.len) qsort(names.items, names.len, sizeof *names.items, name_cmp);
-    for (size_t i = 0; rc == 0 && i < names.len; i++) {
-        char *dir = cn_path_join(root, names.items[i]);
-        char *cfg = dir ? cn_path_join(dir, "config.yaml") : NULL;
-        struct stat st;
-        if (dir == NULL || cfg == NULL) {
-            rc = cn_error_set(CN_ENOMEM, "out of memory");
-        } else if (stat(cfg, &st) == 0) {
-            rc = cn_registry_add_package(reg, dir, source);
-        }
-        free(cfg);
-        free(dir);
-    }
-    cn_strv_free(&names);
-    return rc;
+    return cn_search_path_scan(root, "config.yaml", source, add_one, reg);
 }
 
 int cn_registry_search_path(cn_strv *dirs, cn_strv *labels)

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "../index/cn_index.h"
+#include "../index/cn_vectors.h"
+#include "../llm/cn_llm.h"
 #include "../util/cn_util.h"
 
 static void *host_alloc(size_t n)
@@ -87,9 +89,12 @@ static int host_context_require(const cn_host *host, const cn_skill_context *ctx
          "a compiled index (run `codenib compile REPO`)"},
         {CN_NEEDS_VECTORS, offsetof(cn_skill_context, vectors),
          "a vector index (run `codenib compile REPO --index vector`)"},
-        {CN_NEEDS_CHAT, offsetof(cn_skill_context, chat), "a chat model (set --model)"},
+        {CN_NEEDS_CHAT, offsetof(cn_skill_context, chat),
+         "a chat model (pass --model M [--base-url URL] or set CODENIB_MODEL)"},
         {CN_NEEDS_EMBEDDER, offsetof(cn_skill_context, embedder), "an embedding model"},
-        {CN_NEEDS_RERANKER, offsetof(cn_skill_context, reranker), "a rerank endpoint"},
+        {CN_NEEDS_RERANKER, offsetof(cn_skill_context, reranker),
+         "a rerank endpoint (pass --rerank-model M [--rerank-base-url URL] or set "
+         "CODENIB_RERANK_MODEL)"},
     };
     const cn_host_data *d = host ? host->host_data : NULL;
     const char *id = d ? d->skill_id : "skill";
@@ -139,5 +144,8 @@ void cn_host_init(cn_host *host, cn_host_data *data)
     host->context_require = host_context_require;
     host->files = cn_host_files_services();
     host->index = cn_host_index_services();
-    host->model = NULL;  /* filled once model clients exist */
+    host->model = cn_host_model_services();
+    host->vectors = cn_host_vector_services();
+    host->lsp = cn_host_lsp_services();
+    host->text = cn_host_text_services();
 }

@@ -28,6 +28,10 @@ const cn_json_services *cn_host_json_services(void);
  * error as "<what> is not valid JSON: <reason> at offset N" (CN_EPARSE). */
 int cn_json_parse(const char *text, const char *what, json_object **out);
 const cn_files_services *cn_host_files_services(void);
+const cn_text_services *cn_host_text_services(void);
+/* The LSP service: the configured provider (CODENIB_LSP_PROVIDER, default
+ * lsp-static) over the index of the calling skill's context. */
+const struct cn_lsp_services *cn_host_lsp_services(void);
 
 /* Reads relpath below root, refusing absolute paths, ".." components and
  * symlinks that leave the root (CN_EDENIED).  Used by the files service and

@@ -3,6 +3,8 @@
 #include "cn_registry.h"
 
 #include "../index/cn_index.h"
+#include "../index/cn_vectors.h"
+#include "../llm/cn_llm.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +61,9 @@ CN_API void cn_registry_free(cn_registry *reg)
     cn_strv_free(&reg->exclude);
     cn_strv_free(&reg->tool_names);
     free(reg->repo_root);
+    cn_vector_index_close(reg->vectors);
     cn_index_close(reg->index);
+    for (size_t i = 0; i < sizeof reg->models / sizeof reg->models[0]; i++) cn_llm_close(reg->models[i]);
     free(reg);
 }
 

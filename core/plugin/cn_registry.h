@@ -57,6 +57,8 @@ struct cn_registry {
     bool has_context[CN_SKILL_CUSTOM + 1];
     char *repo_root;          /* canonical */
     struct cn_index *index;   /* the repository's compiled index, if any */
+    struct cn_vector_index *vectors;  /* its vector part, if built */
+    struct cn_model *models[3];       /* chat, embedder, reranker (cn_llm_role order) */
 };
 
 /* ---- discovery (cn_discover.c) ------------------------------------------ */
@@ -93,6 +95,14 @@ int cn_registry_add_inprocess(cn_registry *reg, cn_skill_meta *meta, cn_skill_fn
                               void (*free_data)(void *));
 /* cn_registry_set_repo with the index taken from `cache_dir` (NULL: the
  * repository's default cache). */
+/* Opens the model of `role` (0 chat, 1 embedder, 2 reranker: cn_llm_role)
+ * from a JSON configuration (see cn_model_services.open) and hands it to
+ * every skill context (.chat, .embedder, .reranker); NULL config_json
+ * removes it.  Loaded executors are recreated on next use. */
+int cn_registry_set_model(cn_registry *reg, int role, const char *config_json);
+/* Opens the models the environment configures: chat when CODENIB_MODEL is
+ * set, reranker when CODENIB_RERANK_MODEL is set. */
+int cn_registry_models_from_env(cn_registry *reg);
 int cn_registry_set_repo_cache(cn_registry *reg, const char *repo_root, const char *cache_dir);
 /* Sets the typed context of one kind (copied; pointers borrowed). */
 int cn_registry_set_context(cn_registry *reg, const cn_skill_context *ctx);

@@ -2,7 +2,10 @@
  * "plugins"): the build tree (when running from it), an environment
  * variable's directories, the installed directory (and the same place
  * relative to a moved installation), and the per-user directory. */
+#include <dirent.h>
+#include <errno.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -119,3 +122,50 @@ int cn_search_path(const char *kind, const char *env_var, cn_strv *dirs, cn_strv
     return rc;
 }
 
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int cn_search_path_scan(const char *root, const char *marker, const char *source,
+                        int (*add)(void *data, const char *dir, const char *source), void *data)
+{
+    DIR *d = opendir(root);
+    struct dirent *de;
+    cn_strv names = CN_STRV_INIT;
+    int rc = 0;
+
+    if (d == NULL) {
+        /* an absent directory on the path is normal; an unreadable one is not */
+        if (errno == ENOENT || errno == ENOTDIR) return 0;
+        return cn_error_set(CN_EIO, "cannot read plugin directory %s: %s", root, strerror(errno));
+    }
+    while ((de = readdir(d)) != NULL)
+        if (de->d_name[0] != '.' && (rc = cn_strv_push(&names, de->d_name)) < 0) break;
+    closedir(d);
+    if (rc == 0 && names.len) qsort(names.items, names.len, sizeof *names.items, name_cmp);
+    for (size_t i = 0; rc == 0 && i < names.len; i++) {
+        char *dir = cn_path_join(root, names.items[i]);
+        char *cfg = dir ? cn_path_join(dir, marker) : NULL;
+        struct stat st;
+        if (dir == NULL || cfg == NULL) rc = cn_error_set(CN_ENOMEM, "out of memory");
+        else if (stat(cfg, &st) == 0) rc = add(data, dir, source);
+        if (rc > 0) rc = 0;
+        free(cfg);
+        free(dir);
+    }
+    cn_strv_free(&names);
+    return rc;
+}
+
+int cn_search_path_scan_plugins(int (*add)(void *data, const char *dir, const char *source), void *data)
+{
+    cn_strv dirs = CN_STRV_INIT, labels = CN_STRV_INIT;
+    int rc = cn_search_path("plugins", "CODENIB_PLUGINS_PATH", &dirs, &labels);
+    for (size_t i = 0; rc == 0 && i < dirs.len; i++)
+        rc = cn_search_path_scan(dirs.items[i], "plugin.yaml", labels.items[i], add, data);
+    cn_strv_free(&dirs);
+    cn_strv_free(&labels);
+    return rc;
+}

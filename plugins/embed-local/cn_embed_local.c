@@ -4,13 +4,13 @@
  * and loads it again to embed queries.
  *
  * Options (a JSON object; every key optional):
- *   dim           rank of the embedding, 1..1024 (128)
+ *   dim           rank of the embedding, 1..1024 (256)
  *   min_df        a term must occur in at least this many documents (2)
  *   max_df_ratio  ... and in at most this share of them, (0, 1] (0.5)
  *                 (when neither is given and they leave no term, as in a
  *                 repository of a few files, every term is kept)
  *   max_terms     vocabulary size, most frequent terms first (30000)
- *   power_iters   subspace iterations of the randomized SVD, 0..10 (2)
+ *   power_iters   subspace iterations of the randomized SVD, 0..10 (0)
  *   seed          of its random test matrix (fixed by default)
  *   threads       for the matrix products; 0 = every online CPU (0)
  *
@@ -35,6 +35,7 @@
 #include <codenib/backend.h>
 #include <codenib/embed.h>
 
+#include "cn_bytes.h"
 #include "cn_lsa.h"
 
 #define BLOB_MAGIC "CNLSAEMB"
@@ -195,36 +196,12 @@ static int el_embed(cn_embedder *self, int role, const char *const *texts, size_
 
 /* ---- save ------------------------------------------------------------------- */
 
-static void put_u32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put_u64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get_u32(const unsigned char *p)
-{
-    uint32_t v = 0;
-    for (int i = 0; i < 4; i++) v |= (uint32_t)p[i] << (8 * i);
-    return v;
-}
-
-static uint64_t get_u64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
 static unsigned char *put_floats(unsigned char *p, const float *f, size_t n)
 {
     for (size_t i = 0; i < n; i++, p += 4) {
         uint32_t u;
         memcpy(&u, &f[i], 4);
-        put_u32(p, u);
+        cn_put_u32(p, u);
     }
     return p;
 }
@@ -258,19 +235,19 @@ static int el_save(cn_embedder *self, char **blob, size_t *len, cn_error *err)
         return st->host->error_set(err, CN_ENOMEM, "embed-local: out of memory (%zu bytes of saved state)", total);
     memset(b, 0, total);
     memcpy(b, BLOB_MAGIC, 8);
-    put_u32(b + 8, BLOB_VERSION);
-    put_u32(b + 12, BLOB_HEADER);
-    put_u32(b + 16, m->dim);
-    put_u32(b + 20, m->n_terms);
-    put_u32(b + 24, m->n_docs);
-    put_u64(b + 32, m->pool_len);
-    put_u64(b + 40, payload);
+    cn_put_u32(b + 8, BLOB_VERSION);
+    cn_put_u32(b + 12, BLOB_HEADER);
+    cn_put_u32(b + 16, m->dim);
+    cn_put_u32(b + 20, m->n_terms);
+    cn_put_u32(b + 24, m->n_docs);
+    cn_put_u64(b + 32, m->pool_len);
+    cn_put_u64(b + 40, payload);
     memcpy(b + BLOB_HEADER, m->pool, m->pool_len);
     p = b + BLOB_HEADER + pad4(m->pool_len);
     p = put_floats(p, m->idf, m->n_terms);
     p = put_floats(p, m->sigma, m->dim);
     put_floats(p, m->proj, (size_t)m->n_terms * m->dim);
-    put_u64(b + 56, cn_lsa_checksum(cn_lsa_checksum(CN_LSA_HASH_SEED, b, 56), b + BLOB_HEADER, payload));
+    cn_put_u64(b + 56, cn_lsa_checksum(cn_lsa_checksum(CN_LSA_HASH_SEED, b, 56), b + BLOB_HEADER, payload));
     *blob = (char *)b;
     *len = total;
     return 0;
@@ -294,16 +271,16 @@ static int check_header(el_state *st, const unsigned char *b, size_t len, cn_err
 
     if (len < 8 || memcmp(b, BLOB_MAGIC, 8) != 0) return corrupt(st, err, "not an embed-local model: bad magic");
     if (len < BLOB_HEADER) return corrupt(st, err, "truncated header");
-    if (get_u32(b + 8) != BLOB_VERSION)
+    if (cn_get_u32(b + 8) != BLOB_VERSION)
         return st->host->error_set(err, CN_ECORRUPT,
                                    "embed-local: the saved state has format version %u and this embed-local reads "
                                    "version %u; compile the vector index again (codenib compile --index vector)",
-                                   get_u32(b + 8), BLOB_VERSION);
-    dim = get_u32(b + 16);
-    n_terms = get_u32(b + 20);
-    pool_len = get_u64(b + 32);
-    payload = get_u64(b + 40);
-    if (get_u32(b + 12) != BLOB_HEADER || get_u32(b + 28) != 0 || get_u64(b + 48) != 0)
+                                   cn_get_u32(b + 8), BLOB_VERSION);
+    dim = cn_get_u32(b + 16);
+    n_terms = cn_get_u32(b + 20);
+    pool_len = cn_get_u64(b + 32);
+    payload = cn_get_u64(b + 40);
+    if (cn_get_u32(b + 12) != BLOB_HEADER || cn_get_u32(b + 28) != 0 || cn_get_u64(b + 48) != 0)
         return corrupt(st, err, "unknown header layout");
     if (dim < 1 || dim > CN_LSA_MAX_DIM || n_terms < 1 || n_terms > CN_LSA_MAX_TERMS ||
         pool_len < 2 * (uint64_t)n_terms || pool_len > (uint64_t)n_terms * (CN_LSA_MAX_TERM_LEN + 1))
@@ -315,7 +292,7 @@ static int check_header(el_state *st, const unsigned char *b, size_t len, cn_err
         return corrupt(st, err, what);
     }
     if (cn_lsa_checksum(cn_lsa_checksum(CN_LSA_HASH_SEED, b, 56), b + BLOB_HEADER, (size_t)payload) !=
-        get_u64(b + 56))
+        cn_get_u64(b + 56))
         return corrupt(st, err, "checksum mismatch");
     return 0;
 }
@@ -323,7 +300,7 @@ static int check_header(el_state *st, const unsigned char *b, size_t len, cn_err
 static int get_floats(const unsigned char *p, float *f, size_t n)
 {
     for (size_t i = 0; i < n; i++, p += 4) {
-        uint32_t u = get_u32(p);
+        uint32_t u = cn_get_u32(p);
         memcpy(&f[i], &u, 4);
         if (!isfinite(f[i])) return -1;
     }
@@ -355,10 +332,10 @@ static int el_load(cn_embedder *self, const char *blob, size_t len, cn_error *er
     if (blob == NULL) len = 0;
     if ((rc = check_header(st, b, len, err)) < 0) return rc;
     if ((m = calloc(1, sizeof *m)) == NULL) return st->host->error_set(err, CN_ENOMEM, "embed-local: out of memory");
-    m->dim = get_u32(b + 16);
-    m->n_terms = get_u32(b + 20);
-    m->n_docs = get_u32(b + 24);
-    m->pool_len = (size_t)get_u64(b + 32);
+    m->dim = cn_get_u32(b + 16);
+    m->n_terms = cn_get_u32(b + 20);
+    m->n_docs = cn_get_u32(b + 24);
+    m->pool_len = (size_t)cn_get_u64(b + 32);
     m->pool = malloc(m->pool_len);
     m->term_off = malloc(m->n_terms * sizeof *m->term_off);
     m->idf = malloc(m->n_terms * sizeof *m->idf);
@@ -407,11 +384,15 @@ static int el_create(const cn_host *host, const struct cn_skill_context *ctx, co
     if ((st = host->alloc(sizeof *st)) == NULL) return host->error_set(err, CN_ENOMEM, "embed-local: out of memory");
     memset(st, 0, sizeof *st);
     st->host = host;
-    st->params.dim = 128;
+    /* Defaults measured on the localization dev set (bench/README.md):
+     * rank 256 without power iterations ranked files, modules and
+     * functions better than rank 128 with 2 iterations, and fits faster
+     * than rank 384, which was no better. */
+    st->params.dim = 256;
     st->params.min_df = 2;
     st->params.max_df_ratio = 0.5;
     st->params.max_terms = 30000;
-    st->params.power_iters = 2;
+    st->params.power_iters = 0;
     st->params.seed = 0x5eed1e55c0de0001ull;
     st->params.threads = 0;
     st->params.relax_df = 1;

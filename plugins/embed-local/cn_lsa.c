@@ -33,6 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cn_bytes.h"
+
 #define NO_COL UINT32_MAX
 
 #if defined(__GNUC__)
@@ -71,16 +73,11 @@ static uint64_t term_hash(const char *s, size_t n)
     return h;
 }
 
-static uint64_t rotl64(uint64_t x, int r)
-{
-    return (x << r) | (x >> (64 - r));
-}
-
 /* Each step is a bijection of the word for a fixed state and of the state
  * for a fixed word, so changing any one word always changes the result. */
 static uint64_t mix_word(uint64_t h, uint64_t w)
 {
-    return rotl64(h ^ (w * 0x9e3779b97f4a7c15ull), 29) * 0xbf58476d1ce4e5b9ull;
+    return cn_rotl64(h ^ (w * 0x9e3779b97f4a7c15ull), 29) * 0xbf58476d1ce4e5b9ull;
 }
 
 uint64_t cn_lsa_checksum(uint64_t h, const void *data, size_t len)
@@ -892,13 +889,13 @@ static void rng_seed(rng *g, uint64_t seed)
 
 static uint64_t rng_next(rng *g)
 {
-    uint64_t *s = g->s, r = rotl64(s[1] * 5, 7) * 9, t = s[1] << 17;
+    uint64_t *s = g->s, r = cn_rotl64(s[1] * 5, 7) * 9, t = s[1] << 17;
     s[2] ^= s[0];
     s[3] ^= s[1];
     s[1] ^= s[2];
     s[0] ^= s[3];
     s[2] ^= t;
-    s[3] = rotl64(s[3], 45);
+    s[3] = cn_rotl64(s[3], 45);
     return r;
 }
 

@@ -36,6 +36,8 @@
 #include <codenib/backend.h>
 #include <codenib/vectors.h>
 
+#include "cn_bytes.h"
+
 #define FLAT_NAME "vectors.flat"
 #define FLAT_MAGIC "CNVECFLT"
 #define FLAT_VERSION 1u
@@ -101,11 +103,6 @@ static int layout_of(size_t count, uint32_t pdim, int prec, layout *l)
     return 0;
 }
 
-static uint64_t rotl64(uint64_t x, int r)
-{
-    return (x << r) | (x >> (64 - r));
-}
-
 #define SUM_SEED 0x243f6a8885a308d3ull
 
 /* Over whole 8-byte words (every part of the file is a multiple of 8
@@ -117,39 +114,15 @@ static uint64_t sum_update(uint64_t h, const unsigned char *p, size_t len)
     for (size_t i = 0; i + 8 <= len; i += 8) {
         uint64_t w = 0;
         for (int b = 0; b < 8; b++) w |= (uint64_t)p[i + (size_t)b] << (8 * b);
-        h = rotl64(h ^ (w * 0x9e3779b97f4a7c15ull), 31) * 0xff51afd7ed558ccdull;
+        h = cn_rotl64(h ^ (w * 0x9e3779b97f4a7c15ull), 31) * 0xff51afd7ed558ccdull;
     }
     return h;
 }
 
 static uint64_t sum_final(uint64_t h, uint64_t total)
 {
-    h = rotl64(h ^ (total * 0x9e3779b97f4a7c15ull), 31) * 0xff51afd7ed558ccdull;
+    h = cn_rotl64(h ^ (total * 0x9e3779b97f4a7c15ull), 31) * 0xff51afd7ed558ccdull;
     return h ^ (h >> 33);
-}
-
-static void put_u32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put_u64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get_u32(const unsigned char *p)
-{
-    uint32_t v = 0;
-    for (int i = 0; i < 4; i++) v |= (uint32_t)p[i] << (8 * i);
-    return v;
-}
-
-static uint64_t get_u64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
-    return v;
 }
 
 static uint64_t header_sum(const unsigned char *hdr)
@@ -406,12 +379,12 @@ static int vf_build(cn_vector_store *self, const char *dir, const float *vectors
     }
     memset(hdr, 0, sizeof hdr);
     memcpy(hdr, FLAT_MAGIC, 8);
-    put_u32(hdr + 8, FLAT_VERSION);
-    put_u32(hdr + 12, (uint32_t)st->precision);
-    put_u32(hdr + 16, (uint32_t)dim);
-    put_u32(hdr + 20, pdim);
-    put_u64(hdr + 24, n);
-    put_u64(hdr + 32, l.total - FLAT_HEADER);
+    cn_put_u32(hdr + 8, FLAT_VERSION);
+    cn_put_u32(hdr + 12, (uint32_t)st->precision);
+    cn_put_u32(hdr + 16, (uint32_t)dim);
+    cn_put_u32(hdr + 20, pdim);
+    cn_put_u64(hdr + 24, n);
+    cn_put_u64(hdr + 32, l.total - FLAT_HEADER);
     {
         uint32_t bom = FLAT_BOM;
         memcpy(hdr + 48, &bom, 4);
@@ -419,7 +392,7 @@ static int vf_build(cn_vector_store *self, const char *dir, const float *vectors
     if (fwrite(hdr, 1, sizeof hdr, w.f) != sizeof hdr) w.failed = 1;
     w.sum = SUM_SEED;
     write_body(&w, st, vectors, ids, n, dim, &l, row);
-    put_u64(hdr + 40, sum_final(w.sum ^ header_sum(hdr), l.total));
+    cn_put_u64(hdr + 40, sum_final(w.sum ^ header_sum(hdr), l.total));
     if (w.failed || fseek(w.f, 0, SEEK_SET) != 0 || fwrite(hdr, 1, sizeof hdr, w.f) != sizeof hdr ||
         fflush(w.f) != 0 || fsync(fileno(w.f)) != 0) {
         rc = st->host->error_set(err, CN_EIO, "vec-flat: cannot write %s: %s", tmp, strerror(errno));
@@ -468,27 +441,27 @@ static int check_file(vf_state *st, const char *path, const unsigned char *m, si
 
     if (size < 8 || memcmp(m, FLAT_MAGIC, 8) != 0) return bad_file(st, err, path, "is not a vec-flat file");
     if (size < FLAT_HEADER) return bad_file(st, err, path, "is truncated (shorter than its header)");
-    if (get_u32(m + 8) != FLAT_VERSION) {
-        snprintf(what, sizeof what, "has format version %u; this vec-flat reads version %u", get_u32(m + 8),
+    if (cn_get_u32(m + 8) != FLAT_VERSION) {
+        snprintf(what, sizeof what, "has format version %u; this vec-flat reads version %u", cn_get_u32(m + 8),
                  FLAT_VERSION);
         return bad_file(st, err, path, what);
     }
     memcpy(&bom, m + 48, 4);
     if (bom != FLAT_BOM) return bad_file(st, err, path, "was written on a machine of another byte order");
-    prec = get_u32(m + 12);
-    dim = get_u32(m + 16);
-    pdim = get_u32(m + 20);
-    count = get_u64(m + 24);
+    prec = cn_get_u32(m + 12);
+    dim = cn_get_u32(m + 16);
+    pdim = cn_get_u32(m + 20);
+    count = cn_get_u64(m + 24);
     if (prec > PREC_I8 || dim < 1 || dim > FLAT_MAX_DIM || pdim != padded_dim(dim, (int)prec) ||
-        get_u32(m + 52) != 0 || get_u64(m + 56) != 0 || count > SIZE_MAX ||
+        cn_get_u32(m + 52) != 0 || cn_get_u64(m + 56) != 0 || count > SIZE_MAX ||
         layout_of((size_t)count, pdim, (int)prec, &l) < 0)
         return bad_file(st, err, path, "has an impossible header");
-    if (get_u64(m + 32) != l.total - FLAT_HEADER || size != l.total) {
+    if (cn_get_u64(m + 32) != l.total - FLAT_HEADER || size != l.total) {
         snprintf(what, sizeof what, "has %zu bytes where its header announces %zu: it is truncated or was extended",
                  size, l.total);
         return bad_file(st, err, path, what);
     }
-    if (sum_final(sum_update(SUM_SEED, m + FLAT_HEADER, size - FLAT_HEADER) ^ header_sum(m), size) != get_u64(m + 40))
+    if (sum_final(sum_update(SUM_SEED, m + FLAT_HEADER, size - FLAT_HEADER) ^ header_sum(m), size) != cn_get_u64(m + 40))
         return bad_file(st, err, path, "is corrupt (checksum mismatch)");
     st->prec = prec;
     st->dim = dim;

@@ -124,6 +124,40 @@ cn_json *cn_su_node_json(const cn_host *h, const struct cn_index *idx, uint32_t 
     return obj;
 }
 
+int cn_su_read_search_args(const cn_host *h, const cn_json *args, int64_t max_top_k, cn_su_search_args *out,
+                           cn_error *err)
+{
+    int rc;
+    memset(out, 0, sizeof *out);
+    out->query = cn_su_arg_str(h, args, "query");
+    if (out->query == NULL) return h->error_set(err, CN_EINVAL, "argument 'query' must be a string");
+    if ((rc = cn_su_arg_top_k(h, args, "top_k", max_top_k, &out->top_k, err)) < 0) return rc;
+    out->opts.names_only = cn_su_arg_bool(h, args, "names_only", 0);
+    out->opts.content = cn_su_arg_bool(h, args, "return_content", 1);
+    out->opts.gutter = cn_su_arg_bool(h, args, "wrap_with_line_numbers", 0);
+    out->filter.struct_size = (uint32_t)sizeof out->filter;
+    out->filter.exclude_tests = cn_su_arg_bool(h, args, "filter_test", 0);
+    out->filter.path_prefix = cn_su_arg_str(h, args, "path_prefix");
+    return cn_su_kinds_filter(h, h->json->object_get(args, "kinds"), "kinds", &out->filter.kinds, err);
+}
+
+int cn_su_hits_emit(const cn_host *h, const struct cn_index *idx, const cn_search_hit *hits, size_t n,
+                    const cn_su_node_opts *o, char **result_json, cn_error *err)
+{
+    const cn_json_services *J = h->json;
+    cn_json *out = J->new_array();
+    if (out == NULL) return h->error_set(err, CN_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        cn_json *node = cn_su_node_json(h, idx, hits[i].node, hits[i].score, o, err);
+        if (node == NULL) {
+            J->put(out);
+            return err->code;
+        }
+        J->array_append(out, node);
+    }
+    return cn_su_emit(h, out, result_json, err);
+}
+
 void cn_su_add_contents(const cn_host *h, const struct cn_index *idx, cn_json *nodes, int gutter)
 {
     const cn_json_services *J = h->json;

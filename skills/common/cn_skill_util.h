@@ -42,6 +42,24 @@ typedef struct cn_su_node_opts {
 cn_json *cn_su_node_json(const cn_host *h, const struct cn_index *idx, uint32_t node,
                          double score, const cn_su_node_opts *o, cn_error *err);
 
+/* The arguments every search skill shares: query (required), top_k (1 to
+ * max_top_k), names_only, return_content (default true),
+ * wrap_with_line_numbers, filter_test, path_prefix and kinds. */
+typedef struct cn_su_search_args {
+    const char *query;
+    size_t top_k;
+    cn_search_filter filter;
+    cn_su_node_opts opts;
+} cn_su_search_args;
+
+int cn_su_read_search_args(const cn_host *h, const cn_json *args, int64_t max_top_k,
+                           cn_su_search_args *out, cn_error *err);
+
+/* The result array of hits[0, n): one node object each (cn_su_node_json);
+ */
+int cn_su_hits_emit(const cn_host *h, const struct cn_index *idx, const cn_search_hit *hits, size_t n,
+                    const cn_su_node_opts *o, char **result_json, cn_error *err);
+
 /* Adds "content" (the node's source, optionally with a gutter) to each
  * result object of `nodes` (an array of objects with node_id and
  * start_line); a node whose text cannot be read gets content null and

@@ -25,11 +25,9 @@ typedef struct fused {
 } fused;
 
 typedef struct params {
-    const char *query;
-    size_t top_k, candidates;
+    cn_su_search_args a;   /* query, top_k, filter, output options */
+    size_t candidates;
     double bm25_weight, embedding_weight, rrf_k;
-    cn_search_filter filter;
-    cn_su_node_opts o;
 } params;
 
 static int read_params(const cn_host *h, const cn_json *args, params *p, cn_error *err)
@@ -38,12 +36,10 @@ static int read_params(const cn_host *h, const cn_json *args, params *p, cn_erro
     int rc;
 
     memset(p, 0, sizeof *p);
-    p->query = cn_su_arg_str(h, args, "query");
-    if (p->query == NULL) return h->error_set(err, CN_EINVAL, "argument 'query' must be a string");
-    if ((rc = cn_su_arg_top_k(h, args, "top_k", MAX_TOP_K, &p->top_k, err)) < 0) return rc;
+    if ((rc = cn_su_read_search_args(h, args, MAX_TOP_K, &p->a, err)) < 0) return rc;
     if ((rc = cn_su_arg_top_k(h, args, "candidates", MAX_CANDIDATES, &p->candidates, err)) < 0) return rc;
     p->bm25_weight = cn_su_arg_double(h, args, "bm25_weight", 1.0);
-    p->embedding_weight = cn_su_arg_double(h, args, "embedding_weight", 1.0);
+    p->embedding_weight = cn_su_arg_double(h, args, "embedding_weight", 0.5);
     if (!(p->bm25_weight >= 0 && p->bm25_weight <= 1e6) || !(p->embedding_weight >= 0 && p->embedding_weight <= 1e6))
         return h->error_set(err, CN_EINVAL, "arguments 'bm25_weight' and 'embedding_weight' must be from 0 to "
                                             "1000000, got %g and %g", p->bm25_weight, p->embedding_weight);
@@ -55,13 +51,7 @@ static int read_params(const cn_host *h, const cn_json *args, params *p, cn_erro
         return h->error_set(err, CN_EINVAL, "argument 'rrf_k' must be from 0 to %d, got %lld", MAX_RRF_K,
                             (long long)k);
     p->rrf_k = (double)k;
-    p->o.names_only = cn_su_arg_bool(h, args, "names_only", 0);
-    p->o.content = cn_su_arg_bool(h, args, "return_content", 1);
-    p->o.gutter = cn_su_arg_bool(h, args, "wrap_with_line_numbers", 0);
-    p->filter.struct_size = (uint32_t)sizeof p->filter;
-    p->filter.exclude_tests = cn_su_arg_bool(h, args, "filter_test", 0);
-    p->filter.path_prefix = cn_su_arg_str(h, args, "path_prefix");
-    return cn_su_kinds_filter(h, h->json->object_get(args, "kinds"), "kinds", &p->filter.kinds, err);
+    return 0;
 }
 
 /* The entry of `node` in f[0..*n), appended when absent. */
@@ -118,8 +108,8 @@ static int emit(const cn_host *h, const cn_skill_context *ctx, const params *p, 
     const cn_json_services *J = h->json;
     cn_json *out = J->new_array();
     if (out == NULL) return h->error_set(err, CN_ENOMEM, "out of memory");
-    for (size_t i = 0; i < n && i < p->top_k; i++) {
-        cn_json *node = cn_su_node_json(h, ctx->index, f[i].node, f[i].score, &p->o, err);
+    for (size_t i = 0; i < n && i < p->a.top_k; i++) {
+        cn_json *node = cn_su_node_json(h, ctx->index, f[i].node, f[i].score, &p->a.opts, err);
         if (node == NULL) {
             J->put(out);
             return err->code;
@@ -154,10 +144,10 @@ static int x_run(const cn_host *h, const cn_skill_context *ctx, const cn_json *a
     }
     /* a retriever with weight 0 cannot change the order: not run */
     if (p.bm25_weight > 0 &&
-        (rc = I->bm25_search(ctx->index, p.query, p.candidates, &p.filter, bm25, &n_bm25, err)) < 0)
+        (rc = I->bm25_search(ctx->index, p.a.query, p.candidates, &p.a.filter, bm25, &n_bm25, err)) < 0)
         goto out;
     if (p.embedding_weight > 0 &&
-        (rc = h->vectors->search(h, ctx->vectors, p.query, p.candidates, &p.filter, emb, &n_emb, err)) < 0)
+        (rc = h->vectors->search(h, ctx->vectors, p.a.query, p.candidates, &p.a.filter, emb, &n_emb, err)) < 0)
         goto out;
     n = fuse(&p, bm25, n_bm25, emb, n_emb, f);
     rc = emit(h, ctx, &p, f, n, result_json, err);

@@ -4,7 +4,7 @@
 
 cn --version
 check "--version exits 0" rc_is 0
-check "--version names version and ABI" out_has "codenib 0.1.0 (skill ABI 1.0)"
+check "--version names version and ABI" out_has "codenib 0.1.0 (skill ABI 1.1)"
 cn --help
 check "--help exits 0 and lists commands" sh -c '[ '"$rc"' -eq 0 ] && grep -q "skills " "$0"' "$OUT"
 cn frobnicate
@@ -18,7 +18,8 @@ cn skills list
 check "skills list exits 0" rc_is 0
 check "the build tree's code_to_query is listed" out_has "code_to_query"
 check "from the build tree" sh -c 'grep "^code_to_query" "$0" | grep -q "build tree"' "$OUT"
-check "and usable" out_has "2 usable, 0 not usable"
+n_built=$(ls -d "$CN_BUILDDIR"/_skills/*/ | wc -l)
+check "every built skill is usable ($n_built)" out_has "$n_built usable, 0 not usable"
 cn skills list --verbose
 check "--verbose shows the search path" out_has "Search path (first hit of an id wins):"
 check "--verbose names the user directory" out_has "$CODENIB_HOME/skills"
@@ -32,8 +33,8 @@ check "unknown skills subcommand: exit 2" rc_is 2
 export CODENIB_SKILLS_PATH="$CN_FIXTURES/all"
 cn skills list
 check "broken packages do not stop the listing" rc_is 0
-check "ABI major mismatch listed with reason" out_has "was built for skill ABI 99.0"
-check "newer minor listed with reason" out_has "newer SDK (ABI 1.1)"
+check "ABI major mismatch listed with reason" out_has "was built for skill ABI 99."
+check "newer minor listed with reason" out_has "was built against a newer SDK (ABI 1.2) than this codenib (1.1)"
 check "missing symbol listed" out_has "does not export cn_skill_descriptor_fx_no_symbol"
 check "id mismatch listed" out_has "skill id mismatch"
 check "missing .so listed" out_has "fx_missing_so.so is missing"
@@ -78,5 +79,14 @@ check "check-flow mismatch: exit 1" rc_is 1
 check "check-flow explains" err_has "the output of code_to_query (Dict[str, Any]) fits no input of fx_good"
 cn skills check-flow code_to_query
 check "check-flow needs two ids" rc_is 2
+
+# Backends of the other kinds: listed from plugin.yaml with their state.
+CODENIB_PLUGINS_PATH="$CN_FIXTURES/backends" cn plugins list
+check "plugins list lists backends by kind" out_has "fxb-good         embedder     loaded"
+check "a broken backend says why" out_has "does not export cn_backend_descriptor_fxb_nosym"
+check "a kind mismatch is reported" out_has "plugin.yaml says kind vector-store but the library is of kind embedder"
+check "an unreadable package is listed as broken" out_has "unknown plugin kind 'teleporter'"
+CODENIB_PLUGINS_PATH="$CN_FIXTURES/backends" cn plugins list --json
+check "plugins list --json gives the kind" out_has '"plugin_id":"fxb-abi","kind":"embedder","state":"failed"'
 
 done_testing

@@ -9,7 +9,15 @@ for so in "$CN_BUILDDIR"/_skills/*/*.so "$CN_BUILDDIR"/_plugins/*/*.so; do
   syms=$(nm -D --defined-only "$so" | awk '{print $3}' | grep -v '^_' | tr '\n' ' ')
   case "$so" in
     */_skills/*) want="cn_skill_descriptor_$(basename "$so" .so) " ;;
-    *) want="cn_lang_descriptor_$(basename "$so" .so | sed 's/^lang_//') " ;;
+    *)
+      # languages export cn_lang_descriptor_<language>, the other kinds
+      # cn_backend_descriptor_<plugin id with - as _>
+      yaml=$(dirname "$so")/plugin.yaml
+      if grep -q '^kind:[[:space:]]*language' "$yaml"; then
+        want="cn_lang_descriptor_$(sed -n 's/^language:[[:space:]]*//p' "$yaml") "
+      else
+        want="cn_backend_descriptor_$(sed -n 's/^plugin_id:[[:space:]]*//p' "$yaml" | tr -- - _) "
+      fi ;;
   esac
   if [ "$syms" = "$want" ]; then pass "$(basename "$so") exports only $want"
   else echo "#   exports: $syms"; fail "$(basename "$so") exports only $want"; fi

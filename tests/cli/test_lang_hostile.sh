@@ -61,6 +61,7 @@ done
 
 for yaml in "$CN_BUILDDIR"/_plugins/*/plugin.yaml; do
   [ -f "$yaml" ] || continue
+  grep -q '^kind:[[:space:]]*language' "$yaml" || continue
   lang=$(sed -n 's/^language:[[:space:]]*//p' "$yaml")
   lib=$(sed -n 's/^library:[[:space:]]*//p' "$yaml")
   ext=$(sed -n 's/^extensions:[[:space:]]*\[\(.*\)\]/\1/p' "$yaml" | tr ',' '\n' | tr -d ' "' | sed -n 1p)

@@ -37,7 +37,8 @@ CODENIB=$inst/bin/codenib
 cn skills list --verbose
 check "the installed codenib lists the new skill" sh -c 'grep -q "^example_head .*installed" "$0"' "$OUT"
 check "and the skill built with codenib" sh -c 'grep -q "^code_to_query .*installed" "$0"' "$OUT"
-check "all usable" out_has "3 usable, 0 not usable"
+n_skills=$(($(ls -d "$CN_BUILDDIR"/_skills/*/ | wc -l) + 1))
+check "all usable ($n_skills: the built skills and the template)" out_has "$n_skills usable, 0 not usable"
 
 mkdir -p "$TMPBASE/repo"
 printf 'one\ntwo\nthree\nfour\nfive\n' > "$TMPBASE/repo/notes.txt"

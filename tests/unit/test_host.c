@@ -10,7 +10,10 @@
 #include <unistd.h>
 
 #include <codenib/index.h>
+#include <codenib/model.h>
 
+#include "index/cn_vectors.h"
+#include "llm/cn_llm.h"
 #include "plugin/cn_host.h"
 #include "util/cn_util.h"
 #include "tap.h"
@@ -41,9 +44,13 @@ static void test_table(void)
     ok(CN_HOST_HAS(&host, context_require) && host.context_require != NULL,
        "context_require present");
     ok(CN_HOST_HAS(&host, files) && host.files != NULL, "files present");
-    ok(CN_HOST_HAS(&host, model), "the table reaches the last field (model)");
+    ok(CN_HOST_HAS(&host, text), "the table reaches the last field (text)");
     ok(host.index != NULL && host.index->struct_size == sizeof(cn_index_services), "index services present");
-    ok(host.model == NULL, "no model services yet");
+    ok(host.model == cn_host_model_services() && host.model->struct_size == sizeof(cn_model_services),
+       "model services present");
+    ok(host.text == cn_host_text_services() && host.text->tokenize != NULL, "text services present");
+    ok(host.lsp == cn_host_lsp_services(), "lsp is the shared services table");
+    ok(host.vectors == cn_host_vector_services(), "vectors is the shared services table");
     ok(host.json == cn_host_json_services(), "json is the shared services table");
     ok(host.files == cn_host_files_services(), "files is the shared services table");
     is_int(host.json->struct_size, sizeof(cn_json_services), "json struct_size");
@@ -669,7 +676,7 @@ static void test_context_require(void)
            CN_ENOCONTEXT, "two missing parts");
     is_str(err.message,
            "skill 'ctxskill' needs a compiled index (run `codenib compile REPO`), a chat model "
-           "(set --model) in its expand context",
+           "(pass --model M [--base-url URL] or set CODENIB_MODEL) in its expand context",
            "two missing parts: both listed, kind expand");
 
     ctx.index = (const struct cn_index *)&fake_index;
@@ -683,7 +690,9 @@ static void test_context_require(void)
     ctx.kind = CN_SKILL_RERANK;
     is_int(host.context_require(&host, &ctx, CN_NEEDS_RERANKER, &err), CN_ENOCONTEXT,
            "missing reranker");
-    is_str(err.message, "skill 'ctxskill' needs a rerank endpoint in its rerank context",
+    is_str(err.message,
+           "skill 'ctxskill' needs a rerank endpoint (pass --rerank-model M [--rerank-base-url URL] or "
+           "set CODENIB_RERANK_MODEL) in its rerank context",
            "missing reranker: message");
 
     /* A context from an older host ends before `index`: its index is absent

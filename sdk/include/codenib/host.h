@@ -4,7 +4,7 @@
  * comes through this table.  The table is versioned by struct_size and only
  * ever grows at the end, so a plugin built against an older SDK keeps
  * working in a newer host.  A slot the host does not provide is NULL (the
- * index and model slots, for instance, until those services exist), so a
+ * model slot when no model client is built in, for instance), so a
  * plugin checks a service before calling it; CN_HOST_HAS also guards fields
  * appended after the minor the plugin declares:
  *
@@ -36,7 +36,20 @@ typedef struct cn_host cn_host;
  * layout is fixed.  A NULL slot means "not available in this host". */
 struct cn_index_services;
 struct cn_model_services;
+struct cn_vector_services;
+struct cn_lsp_services;
 struct cn_skill_context;
+
+/* Text helpers shared with the indexes, so a plugin cuts text exactly as
+ * the BM25 index does. */
+typedef struct cn_text_services {
+    uint32_t struct_size;
+    /* The code-aware tokenizer of the BM25 index: each token (lowercased,
+     * not NUL-terminated, valid during the call) goes to fn; a non-zero
+     * return from fn stops and is returned. */
+    int (*tokenize)(const char *text, size_t len,
+                    int (*fn)(const char *tok, size_t len, void *data), void *data);
+} cn_text_services;
 
 /* Repository file access, confined to the repository root of the skill's
  * context: relative paths only; "..", absolute paths and symlinks that
@@ -96,7 +109,10 @@ struct cn_host {
 
     const cn_files_services *files;
     const struct cn_index_services *index;   /* compiled indexes */
-    const struct cn_model_services *model;   /* chat, embedding, rerank */
+    const struct cn_model_services *model;   /* chat, embedding, rerank (codenib/model.h) */
+    const struct cn_vector_services *vectors; /* vector search (codenib/vectors.h) */
+    const struct cn_lsp_services *lsp;       /* LSP-shaped navigation (codenib/lsp.h) */
+    const cn_text_services *text;            /* tokenizer */
 };
 
 /* True when the host table is large enough to contain `field`. */
