@@ -1,0 +1,566 @@
+/* The deterministic offline planner (see cn_planner.h): the policy, the
+ * skill calls and the contract.  Scoring lives in cn_planner_rank.c. */
+#include "cn_planner.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <codenib/index.h>
+#include <codenib/lang.h>
+
+#include "../index/cn_index.h"
+#include "cn_seeds.h"
+
+#define SEED_LIMIT 12
+#define ERROR_LIMIT 4
+/* Fusion weights: an anchor of a seed that resolved exactly is the
+ * strongest evidence there is (the question named that symbol); the
+ * route's own BM25 fallback repeats bm25_search, so it counts little. */
+#define W_ROUTE_EXACT 3.0
+#define W_ROUTE_QUERY 0.5
+#define W_BM25 1.0
+#define W_BM25_SEEDS 1.0
+#define W_BM25_ERRORS 1.0
+#define W_HYBRID 1.0
+/* Graph expansion: a neighbour gets this share of its root's score; the
+ * top this-many symbol nodes are expanded, each with at most EXPAND_TOP_K
+ * callers and callees. */
+#define EXPAND_DECAY 0.5
+#define EXPAND_ROOTS 3
+#define EXPAND_TOP_K 10
+
+typedef struct run {
+    cn_registry *reg;
+    cn_planner_options o;
+    const char *question;
+    cn_strv seeds, errors, paths;
+    cn_pl_pool pool;
+    json_object *steps;
+    json_object *route_neighbors;   /* lsp_route's neighbour objects */
+    int retrieved;                  /* retrieval skills that ran */
+    cn_buf failures;
+} run;
+
+void cn_planner_options_init(cn_planner_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->max_files = 5;
+    o->max_symbols = 10;
+    o->max_locations = 10;
+    o->candidates = 50;
+    o->use_vectors = -1;
+}
+
+/* ---- skill calls -------------------------------------------------------- */
+
+static size_t result_count(json_object *res)
+{
+    json_object *v;
+    if (json_object_is_type(res, json_type_array)) return json_object_array_length(res);
+    if (json_object_object_get_ex(res, "nodes", &v) || json_object_object_get_ex(res, "results", &v))
+        return json_object_is_type(v, json_type_array) ? json_object_array_length(v) : 0;
+    return 0;
+}
+
+/* Runs one skill and records the step.  Returns 1 when it ran (*result
+ * set), 0 when it was skipped or failed (recorded), CN_ENOMEM.  Takes
+ * `args`. */
+static int call_skill(run *r, const char *id, json_object *args, json_object **result)
+{
+    json_object *step = json_object_new_object();
+    const char *status = "ok";
+    char *reason = NULL;
+    int rc = 0;
+
+    *result = NULL;
+    if (step == NULL || args == NULL) {
+        json_object_put(step);
+        json_object_put(args);
+        return CN_ENOMEM;
+    }
+    json_object_object_add(step, "skill", json_object_new_string(id));
+    json_object_object_add(step, "args", json_object_get(args));
+    if (cn_registry_find(r->reg, id) == NULL) {
+        status = "skipped";
+        reason = cn_strdup("the skill is not installed");
+    } else if (!cn_registry_enabled(r->reg, id)) {
+        status = "skipped";
+        reason = cn_strdup("the skill is not allowed in this run (allow/exclude)");
+    } else if (cn_registry_invoke(r->reg, id, args, NULL, result) < 0) {
+        status = "failed";
+        reason = cn_strdup(cn_error_last()->message);
+        cn_error_clear();
+    } else {
+        rc = 1;
+    }
+    json_object_object_add(step, "status", json_object_new_string(status));
+    json_object_object_add(step, "results", json_object_new_int64(rc ? (int64_t)result_count(*result) : 0));
+    if (reason != NULL) {
+        json_object_object_add(step, "reason", json_object_new_string(reason));
+        cn_buf_printf(&r->failures, "%s%s: %s", r->failures.len ? "; " : "", id, reason);
+        free(reason);
+    }
+    json_object_array_add(r->steps, step);
+    json_object_put(args);
+    return r->failures.oom ? CN_ENOMEM : rc;
+}
+
+static json_object *strv_json(const cn_strv *v)
+{
+    json_object *a = json_object_new_array();
+    for (size_t i = 0; a && i < v->len; i++) json_object_array_add(a, json_object_new_string(v->items[i]));
+    return a;
+}
+
+static json_object *search_args(const run *r, const char *query)
+{
+    json_object *a = json_object_new_object();
+    json_object_object_add(a, "query", json_object_new_string(query));
+    json_object_object_add(a, "top_k", json_object_new_int64((int64_t)r->o.candidates));
+    json_object_object_add(a, "return_content", json_object_new_boolean(0));
+    return a;
+}
+
+/* ---- retrieval ---------------------------------------------------------- */
+
+/* Splits the route's nodes: exact anchors and query anchors are fused,
+ * neighbours are kept for the expansion. */
+static int fuse_route(run *r, json_object *res)
+{
+    json_object *nodes = NULL, *exact = json_object_new_array(), *query = json_object_new_array();
+    size_t n;
+    int rc = 0;
+
+    json_object_object_get_ex(res, "nodes", &nodes);
+    n = json_object_is_type(nodes, json_type_array) ? json_object_array_length(nodes) : 0;
+    for (size_t i = 0; i < n; i++) {
+        json_object *nd = json_object_array_get_idx(nodes, i), *role = NULL, *seed = NULL;
+        const char *rl;
+        json_object_object_get_ex(nd, "role", &role);
+        json_object_object_get_ex(nd, "seed", &seed);
+        rl = json_object_get_string(role);
+        if (rl && strcmp(rl, "anchor") == 0)
+            json_object_array_add(json_object_is_type(seed, json_type_string) ? exact : query, json_object_get(nd));
+        else if (rl && strcmp(rl, "neighbor") == 0)
+            json_object_array_add(r->route_neighbors, json_object_get(nd));
+    }
+    if ((rc = cn_pl_fuse_list(&r->pool, exact, W_ROUTE_EXACT, "lsp_route seed anchor")) >= 0) {
+        for (size_t i = 0; i < json_object_array_length(exact); i++) {
+            json_object *nd = json_object_array_get_idx(exact, i), *seed = NULL, *name = NULL;
+            cn_pl_node *pn;
+            json_object_object_get_ex(nd, "node_name", &name);
+            json_object_object_get_ex(nd, "seed", &seed);
+            if ((pn = cn_pl_pool_find(&r->pool, json_object_get_string(name))) == NULL) continue;
+            pn->exact_seed = 1;
+            if (cn_pl_why(pn, "seed `%s` resolves here", json_object_get_string(seed)) < 0) rc = CN_ENOMEM;
+        }
+    }
+    if (rc >= 0) rc = cn_pl_fuse_list(&r->pool, query, W_ROUTE_QUERY, "lsp_route query");
+    json_object_put(exact);
+    json_object_put(query);
+    return rc < 0 ? rc : 0;
+}
+
+/* lsp_route answers "unavailable" (no symbol graph) without failing: the
+ * step is recorded as failed so the trace says why nothing came of it. */
+static int route_unavailable(run *r, json_object *res)
+{
+    json_object *meta = NULL, *status = NULL, *why = NULL;
+    json_object *step = json_object_array_get_idx(r->steps, json_object_array_length(r->steps) - 1);
+    json_object_object_get_ex(res, "metadata", &meta);
+    json_object_object_get_ex(meta, "status", &status);
+    if (status == NULL || strcmp(json_object_get_string(status), "ok") == 0) return 0;
+    json_object_object_get_ex(meta, "fallback_reason", &why);
+    json_object_object_add(step, "status", json_object_new_string("failed"));
+    json_object_object_add(step, "reason", json_object_new_string(why ? json_object_get_string(why) : "unavailable"));
+    cn_buf_printf(&r->failures, "%slsp_route: %s", r->failures.len ? "; " : "",
+                  why ? json_object_get_string(why) : "unavailable");
+    return 1;
+}
+
+static int retrieve_route(run *r)
+{
+    json_object *a, *res;
+    int rc;
+    if (r->seeds.len == 0) return 0;   /* the route would only repeat BM25 over the text */
+    a = json_object_new_object();
+    json_object_object_add(a, "symbols", strv_json(&r->seeds));
+    json_object_object_add(a, "query", json_object_new_string(r->question));
+    json_object_object_add(a, "top_k", json_object_new_int64((int64_t)r->o.candidates));
+    json_object_object_add(a, "include_neighbors", json_object_new_boolean(1));
+    if ((rc = call_skill(r, "lsp_route", a, &res)) <= 0) return rc;
+    if (route_unavailable(r, res)) {
+        json_object_put(res);
+        return r->failures.oom ? CN_ENOMEM : 0;
+    }
+    r->retrieved++;
+    rc = fuse_route(r, res);
+    json_object_put(res);
+    return rc;
+}
+
+static int retrieve_search(run *r, const char *skill, const char *query, double weight, const char *label)
+{
+    json_object *res;
+    int rc;
+    if (query == NULL || *query == '\0') return 0;
+    if ((rc = call_skill(r, skill, search_args(r, query), &res)) <= 0) return rc;
+    r->retrieved++;
+    rc = cn_pl_fuse_list(&r->pool, res, weight, label);
+    json_object_put(res);
+    return rc < 0 ? rc : 0;
+}
+
+static char *joined(const cn_strv *v)
+{
+    cn_buf b = CN_BUF_INIT;
+    for (size_t i = 0; i < v->len; i++) cn_buf_printf(&b, "%s%s", i ? " " : "", v->items[i]);
+    return b.oom ? (cn_buf_free(&b), NULL) : cn_buf_steal(&b);
+}
+
+static bool want_vectors(const run *r)
+{
+    return r->o.use_vectors > 0 || (r->o.use_vectors < 0 && r->reg->vectors != NULL);
+}
+
+static int retrieve(run *r)
+{
+    char *s = joined(&r->seeds), *e = joined(&r->errors);
+    int rc = s && e ? 0 : CN_ENOMEM;
+    if (rc == 0) rc = retrieve_route(r);
+    if (rc == 0) rc = retrieve_search(r, "bm25_search", r->question, W_BM25, "bm25");
+    if (rc == 0) rc = retrieve_search(r, "bm25_search", s, W_BM25_SEEDS, "bm25 over the seeds");
+    if (rc == 0) rc = retrieve_search(r, "bm25_search", e, W_BM25_ERRORS, "bm25 over the error text");
+    if (rc == 0 && want_vectors(r)) rc = retrieve_search(r, "hybrid_search", r->question, W_HYBRID, "hybrid");
+    free(s);
+    free(e);
+    return rc;
+}
+
+/* ---- graph expansion ---------------------------------------------------- */
+
+static const char *qual_of(const char *name)
+{
+    const char *c = strchr(name, ':');
+    return c ? c + 1 : name;
+}
+
+static int expand_node(run *r, json_object *hit, double root_score, const char *fmt, const char *root)
+{
+    int oom = 0;
+    cn_pl_node *n = cn_pl_pool_node(&r->pool, hit, &oom);
+    if (n == NULL) return oom ? CN_ENOMEM : 0;
+    if (EXPAND_DECAY * root_score > n->expand) n->expand = EXPAND_DECAY * root_score;
+    return cn_pl_why(n, fmt, qual_of(root));
+}
+
+static int expand_route_neighbors(run *r)
+{
+    for (size_t i = 0; i < json_object_array_length(r->route_neighbors); i++) {
+        json_object *nd = json_object_array_get_idx(r->route_neighbors, i), *via = NULL, *from = NULL;
+        const cn_pl_node *anchor;
+        char *root;
+        int rc;
+        json_object_object_get_ex(nd, "via", &via);
+        json_object_object_get_ex(via, "from_name", &from);
+        if ((anchor = cn_pl_pool_find(&r->pool, json_object_get_string(from))) == NULL) continue;
+        if ((root = cn_strdup(anchor->name)) == NULL) return CN_ENOMEM;   /* the pool may move */
+        rc = expand_node(r, nd, anchor->score, "graph neighbour of %s", root);
+        free(root);
+        if (rc < 0) return rc;
+    }
+    return 0;
+}
+
+static int expand_with(run *r, const char *skill, const char *root, double score, const char *fmt)
+{
+    json_object *a = json_object_new_object(), *res, *list = NULL;
+    int rc;
+    json_object_object_add(a, "symbol", json_object_new_string(root));
+    json_object_object_add(a, "top_k", json_object_new_int(EXPAND_TOP_K));
+    if ((rc = call_skill(r, skill, a, &res)) <= 0) return rc;
+    json_object_object_get_ex(res, "results", &list);
+    for (size_t i = 0; rc >= 0 && json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++)
+        rc = expand_node(r, json_object_array_get_idx(list, i), score, fmt, root);
+    json_object_put(res);
+    return rc < 0 ? rc : 0;
+}
+
+static int expand(run *r)
+{
+    size_t *order, roots = 0;
+    int rc;
+    if ((rc = cn_pl_score(&r->pool, &r->seeds, &r->paths)) < 0) return rc;
+    if ((rc = expand_route_neighbors(r)) < 0) return rc;
+    if ((order = cn_pl_order(&r->pool)) == NULL) return CN_ENOMEM;
+    /* the roots are copied first: expansion adds nodes and moves the pool */
+    {
+        cn_strv names = CN_STRV_INIT;
+        double scores[EXPAND_ROOTS];
+        size_t n = r->pool.len;
+        for (size_t k = 0; k < n && roots < EXPAND_ROOTS && rc == 0; k++) {
+            const cn_pl_node *nd = &r->pool.items[order[k]];
+            if (!cn_pl_is_symbol_type(nd->type)) continue;
+            scores[roots++] = nd->score;
+            if (cn_strv_push(&names, nd->name) < 0) rc = CN_ENOMEM;
+        }
+        for (size_t i = 0; i < names.len && rc == 0; i++) {
+            rc = expand_with(r, "find_callers", names.items[i], scores[i], "calls %s");
+            if (rc == 0) rc = expand_with(r, "find_callees", names.items[i], scores[i], "called by %s");
+        }
+        cn_strv_free(&names);
+    }
+    free(order);
+    return rc < 0 ? rc : cn_pl_score(&r->pool, &r->seeds, &r->paths);
+}
+
+/* ---- the contract ------------------------------------------------------- */
+
+typedef struct folded {
+    char *name;                 /* "path:Qualified.name" */
+    unsigned start_line, end_line;
+} folded;
+
+/* The LocAgent name of a node: nested functions fold into the outermost
+ * function or method around them ("helper.inner" is "helper"; a method
+ * stays "Class.method").  Without an index the node's own name is used. */
+static int fold_symbol(const run *r, const cn_pl_node *n, folded *out)
+{
+    const cn_index_services *I = cn_host_index_services();
+    cn_node_info info, outer;
+    cn_error err;
+    int found = 0;
+
+    out->name = NULL;
+    out->start_line = n->start_line;
+    out->end_line = n->end_line;
+    if (r->reg->index != NULL && n->id >= 0) {
+        int64_t cur = n->id;
+        while (cur >= 0) {
+            info.struct_size = sizeof info;
+            if (I->node(r->reg->index, (uint32_t)cur, &info, &err) < 0) break;
+            if (info.kind == CN_NODE_FUNCTION || info.kind == CN_NODE_METHOD) {
+                outer = info;
+                found = 1;
+            }
+            cur = info.parent;
+        }
+    }
+    if (found && strchr(outer.qualname, ':') != NULL) {
+        out->name = cn_strdup(outer.qualname);
+        out->start_line = outer.start_line + 1;
+        out->end_line = outer.end_line + 1;
+    } else {
+        out->name = cn_strdup(n->name);
+    }
+    return out->name ? 0 : CN_ENOMEM;
+}
+
+static json_object *why_json(const cn_strv *why)
+{
+    return strv_json(why);
+}
+
+static int add_symbol(cn_plan *p, const cn_pl_node *n, const folded *f, cn_buf *evidence)
+{
+    json_object *o = json_object_new_object();
+    const char *colon = strchr(f->name, ':');
+    cn_buf w = CN_BUF_INIT;
+    char *sym;
+    int rc;
+
+    json_object_object_add(o, "symbol", json_object_new_string(f->name));
+    json_object_object_add(o, "path", json_object_new_string(n->path));
+    json_object_object_add(o, "start_line", json_object_new_int64(f->start_line));
+    json_object_object_add(o, "end_line", json_object_new_int64(f->end_line));
+    json_object_object_add(o, "score", json_object_new_double(n->score));
+    json_object_object_add(o, "why", why_json(&n->why));
+    json_object_array_add(p->symbols, o);
+    for (size_t i = 0; i < n->why.len && i < 3; i++) cn_buf_printf(&w, "%s%s", i ? "; " : "", n->why.items[i]);
+    cn_buf_printf(evidence, "- %s:%u-%u \xe2\x80\x94 %s (%s)\n", n->path, f->start_line, f->end_line,
+                  w.data ? w.data : "ranked", colon ? colon + 1 : f->name);
+    cn_buf_free(&w);
+    sym = cn_strdup(f->name);
+    rc = sym ? cn_contract_add_symbol(&p->contract, sym) : CN_ENOMEM;
+    free(sym);
+    return rc;
+}
+
+static int build_symbols(const run *r, const size_t *order, cn_plan *p, cn_buf *evidence)
+{
+    cn_strv seen = CN_STRV_INIT;
+    int rc = 0;
+    for (size_t k = 0; k < r->pool.len && seen.len < r->o.max_symbols && rc == 0; k++) {
+        const cn_pl_node *n = &r->pool.items[order[k]];
+        folded f;
+        if (!cn_pl_is_symbol_type(n->type) || !cn_strv_contains(&p->contract.files, n->path)) continue;
+        if ((rc = fold_symbol(r, n, &f)) < 0) break;
+        if (!cn_strv_contains(&seen, f.name)) {
+            rc = cn_strv_push(&seen, f.name);
+            if (rc == 0) rc = add_symbol(p, n, &f, evidence);
+            if (rc == 0 && p->contract.n_locations < r->o.max_locations)
+                rc = cn_contract_add_location(&p->contract, n->path, f.start_line, f.end_line);
+        }
+        free(f.name);
+    }
+    cn_strv_free(&seen);
+    return rc < 0 ? CN_ENOMEM : 0;
+}
+
+/* A file enters Files when a node inside it ranked or the question names
+ * it; a bare file node (an empty __init__.py matching by its path) does
+ * not make a location. */
+static bool file_eligible(const run *r, const char *path)
+{
+    if (cn_pl_path_mentioned(path, &r->paths)) return true;
+    for (size_t i = 0; i < r->pool.len; i++)
+        if (strcmp(r->pool.items[i].path, path) == 0 && strcmp(r->pool.items[i].type, "file") != 0) return true;
+    return false;
+}
+
+static int build_contract(const run *r, cn_plan *p)
+{
+    size_t *order = cn_pl_order(&r->pool);
+    cn_buf evidence = CN_BUF_INIT;
+    char *text = NULL;
+    int rc = 0;
+
+    p->files = cn_pl_rank_files(&r->pool, order ? order : (size_t[]){0}, &r->paths);
+    p->symbols = json_object_new_array();
+    if (order == NULL || p->files == NULL || p->symbols == NULL) rc = CN_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < json_object_array_length(p->files) && p->contract.files.len < r->o.max_files;
+         i++) {
+        json_object *f = json_object_array_get_idx(p->files, i), *path = NULL;
+        json_object_object_get_ex(f, "path", &path);
+        if (file_eligible(r, json_object_get_string(path)))
+            rc = cn_contract_add_file(&p->contract, json_object_get_string(path));
+    }
+    if (rc == 0) rc = build_symbols(r, order, p, &evidence);
+    p->contract.has_files = p->contract.has_symbols = p->contract.has_locations = true;
+    if (rc == 0 && (text = cn_contract_render(&p->contract)) == NULL) rc = CN_ENOMEM;
+    if (rc == 0) {
+        cn_buf a = CN_BUF_INIT;
+        if (evidence.len) cn_buf_printf(&a, "Evidence:\n%s\n", evidence.data);
+        cn_buf_printf(&a, "%s\n", text);
+        p->answer = a.oom ? (cn_buf_free(&a), NULL) : cn_buf_steal(&a);
+        if (p->answer == NULL) rc = CN_ENOMEM;
+    }
+    free(text);
+    free(order);
+    cn_buf_free(&evidence);
+    return rc < 0 ? cn_error_set(CN_ENOMEM, "planner: out of memory while writing the answer") : 0;
+}
+
+/* ---- the run ------------------------------------------------------------ */
+
+static bool blank(const char *s)
+{
+    for (; s && *s; s++)
+        if (!isspace((unsigned char)*s)) return false;
+    return true;
+}
+
+/* Paths the question names, among its seeds ("pkg/pool.py", "pool.py",
+ * "pool.py:Pool.get" names pool.py). */
+static int collect_paths(run *r)
+{
+    for (size_t i = 0; i < r->seeds.len; i++) {
+        const char *s = r->seeds.items[i], *colon = strchr(s, ':');
+        size_t n = colon && colon[1] != ':' ? (size_t)(colon - s) : strlen(s);
+        const char *dot = NULL;
+        for (size_t k = 0; k < n; k++)
+            if (s[k] == '.') dot = s + k;
+        if (memchr(s, '/', n) == NULL && (dot == NULL || !cn_seed_is_specific(s))) continue;
+        if (dot == NULL || memchr(dot, '/', (size_t)(s + n - dot)) != NULL) continue;   /* a directory */
+        if (!isalpha((unsigned char)dot[1]) || !isalpha((unsigned char)s[n - 1])) continue;
+        if (memchr(s, '(', n) != NULL) continue;
+        /* a dotted name with a capital part is a symbol, not a file */
+        if (memchr(s, '/', n) == NULL && n - (size_t)(dot - s) > 5) continue;
+        if (cn_strv_push_owned(&r->paths, cn_strndup(s, n)) < 0) return CN_ENOMEM;
+    }
+    return 0;
+}
+
+static int prepare(run *r)
+{
+    int rc = cn_seeds_extract(r->question, r->o.seeds, SEED_LIMIT, &r->seeds);
+    if (rc >= 0) rc = cn_seeds_error_strings(r->question, ERROR_LIMIT, &r->errors);
+    if (rc >= 0) rc = collect_paths(r);
+    if (rc >= 0) rc = cn_pl_pool_init(&r->pool);
+    if (rc >= 0) {
+        r->steps = json_object_new_array();
+        r->route_neighbors = json_object_new_array();
+        if (r->steps == NULL || r->route_neighbors == NULL) rc = CN_ENOMEM;
+    }
+    return rc < 0 ? rc : 0;
+}
+
+static void run_free(run *r)
+{
+    cn_strv_free(&r->seeds);
+    cn_strv_free(&r->errors);
+    cn_strv_free(&r->paths);
+    cn_pl_pool_free(&r->pool);
+    json_object_put(r->route_neighbors);
+    json_object_put(r->steps);
+    cn_buf_free(&r->failures);
+}
+
+static int check_options(const cn_planner_options *o)
+{
+    if (o->max_files == 0 || o->max_symbols == 0 || o->max_locations == 0 || o->candidates == 0 ||
+        o->candidates > 500)
+        return cn_error_set(CN_EINVAL, "planner options: max_files, max_symbols and max_locations must be "
+                                       "at least 1 and candidates 1 to 500");
+    return 0;
+}
+
+int cn_planner_run(cn_registry *reg, const char *question, const cn_planner_options *o, cn_plan *out)
+{
+    run r;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    memset(&r, 0, sizeof r);
+    if (o != NULL) r.o = *o;
+    else cn_planner_options_init(&r.o);
+    if (reg == NULL || blank(question))
+        return cn_error_set(CN_EINVAL, "the question is empty: say what to find, e.g. a bug report, "
+                                       "an error message or the behaviour to change");
+    if ((rc = check_options(&r.o)) < 0) return rc;
+    r.reg = reg;
+    r.question = question;
+    rc = prepare(&r);
+    if (rc == 0) rc = retrieve(&r);
+    if (rc == 0 && r.retrieved == 0)
+        rc = cn_error_set(CN_ENOTFOUND, "no retrieval skill could run (%s): compile the repository with "
+                                        "`codenib compile` and allow lsp_route or bm25_search",
+                          r.failures.data ? r.failures.data : "none was tried");
+    else if (rc == CN_ENOMEM)
+        cn_error_set(CN_ENOMEM, "planner: out of memory");
+    if (rc == 0 && (rc = expand(&r)) < 0) cn_error_set(rc, "planner: out of memory while expanding");
+    if (rc == 0) rc = build_contract(&r, out);
+    out->steps = r.steps;
+    r.steps = NULL;
+    run_free(&r);
+    if (rc < 0) {
+        json_object *steps = out->steps;
+        out->steps = NULL;
+        cn_plan_free(out);
+        out->steps = steps;
+    }
+    return rc;
+}
+
+void cn_plan_free(cn_plan *p)
+{
+    if (p == NULL) return;
+    cn_contract_free(&p->contract);
+    json_object_put(p->files);
+    json_object_put(p->symbols);
+    json_object_put(p->steps);
+    free(p->answer);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,130 @@
+/* The deterministic offline planner: how `codenib query` answers when no
+ * model is configured.  It runs the same skills an agent would (through the
+ * registry, so the user's allow/exclude sets apply) in a fixed policy:
+ *
+ *   seeds of the question (identifiers, paths, stack-trace frames) and its
+ *   error strings
+ *   -> retrieval: lsp_route (symbols = seeds, query = question),
+ *      bm25_search (the question; the seeds; the error strings),
+ *      hybrid_search when a vector index exists
+ *   -> fusion: weighted reciprocal rank fusion; anchors of a seed that
+ *      resolved exactly weigh most; a path the question names boosts
+ *      that file
+ *   -> graph expansion around the top hits (find_callers, find_callees and
+ *      lsp_route's neighbours) with a decayed score
+ *   -> rerank: fused score + seed matches in the node's name, and a file's
+ *      score from its best nodes
+ *   -> the contract (Files / Symbols / Locations) and cited evidence.
+ *
+ * Files are the best-scoring files that hold a ranked node (or that the
+ * question names); Symbols are the best function/method/class (struct,
+ * union, enum) nodes inside those files, named the LocAgent way
+ * ("path:Class.method"; a nested function folds into the outermost
+ * function around it, so it is listed once under that name); Locations are
+ * those symbols' 1-based line ranges.  `answer` is
+ *
+ *   Evidence:
+ *   - path:start-end — why; why; why (Qualified.name)
+ *   ...
+ *
+ *   Files: ...
+ *   Symbols: ...
+ *   Locations: ...
+ *
+ * so cn_contract_parse(answer) gives back `contract`.
+ *
+ * Every step is deterministic (ties broken by name).  A skill that is
+ * missing, not allowed or failing is skipped and recorded in `steps`; only
+ * when no retrieval worked at all does the run fail. */
+#ifndef CN_PLANNER_H
+#define CN_PLANNER_H
+
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+#include "../plugin/cn_registry.h"
+#include "../util/cn_util.h"
+#include "cn_contract.h"
+
+typedef struct cn_planner_options {
+    size_t max_files;       /* 5 */
+    size_t max_symbols;     /* 10 */
+    size_t max_locations;   /* 10 */
+    size_t candidates;      /* per retriever, 50 */
+    int use_vectors;        /* -1 auto (when the context has a vector index), 0 no, 1 yes */
+    const cn_strv *seeds;   /* explicit seeds, may be NULL */
+} cn_planner_options;
+
+void cn_planner_options_init(cn_planner_options *o);
+
+typedef struct cn_plan {
+    cn_contract contract;        /* Files / Symbols / Locations */
+    json_object *files;          /* ranked [{"path","score","why":[...]}] */
+    json_object *symbols;        /* ranked [{"symbol","path","start_line","end_line","score","why":[...]}] */
+    char *answer;                /* evidence lines, then the contract text */
+    json_object *steps;          /* [{"skill","args","status","results","reason"}] in call order */
+} cn_plan;
+
+/* Answers `question` over the repository the registry is set to
+ * (cn_registry_set_repo_cache).  `o` may be NULL (defaults).  On success
+ * *out owns everything (free with cn_plan_free).  Errors: CN_EINVAL for an
+ * empty question or bad options; CN_ENOTFOUND when no retrieval skill could
+ * run (the message lists why each failed); CN_ENOMEM.  On error *out is
+ * zeroed except `steps`, which still says what was tried (free it with
+ * cn_plan_free too). */
+int cn_planner_run(cn_registry *reg, const char *question, const cn_planner_options *o, cn_plan *out);
+void cn_plan_free(cn_plan *p);
+
+/* ---- semi-private: the ranking (cn_planner_rank.c) ------------------------
+ * Shared by cn_planner.c only; declared here because the planner owns no
+ * other header. */
+
+typedef struct cn_pl_node {
+    char *name;              /* node_name: "path:Qualified.name", or the path of a file node */
+    char *path;
+    char *type;              /* "function", "method", "class", "file", ... */
+    long long id;            /* node_id, -1 when unknown */
+    unsigned start_line, end_line;   /* 1-based */
+    double fused;            /* weighted reciprocal rank fusion */
+    double expand;           /* best decayed score from a graph neighbour */
+    double bonus;            /* seed-name and path matches */
+    double score;            /* fused + expand + bonus */
+    int exact_seed;          /* an lsp_route anchor of a seed */
+    cn_strv why;
+} cn_pl_node;
+
+typedef struct cn_pl_pool {
+    cn_pl_node *items;
+    size_t len, cap;
+    json_object *by_name;    /* name -> index + 1 */
+} cn_pl_pool;
+
+int cn_pl_pool_init(cn_pl_pool *p);
+void cn_pl_pool_free(cn_pl_pool *p);
+/* The node of a skill result object (node_name, file, type, lines,
+ * node_id), added if new; NULL when the object is no node or on ENOMEM
+ * (*oom set). */
+cn_pl_node *cn_pl_pool_node(cn_pl_pool *p, json_object *hit, int *oom);
+cn_pl_node *cn_pl_pool_find(const cn_pl_pool *p, const char *name);
+/* Adds weight/(CN_PL_RRF_K + rank) (scaled so rank 1 with weight 1 is 1.0)
+ * to every node of a ranked result list; `label` names the list in
+ * each node's why ("bm25 #3").  Returns how many nodes, or CN_ENOMEM. */
+#define CN_PL_RRF_K 10.0
+int cn_pl_fuse_list(cn_pl_pool *p, json_object *hits, double weight, const char *label);
+/* Adds a reason once. */
+int cn_pl_why(cn_pl_node *n, const char *fmt, ...) CN_PRINTF(2, 3);
+/* Scores every node (fused + expand + seed and path bonuses). */
+int cn_pl_score(cn_pl_pool *p, const cn_strv *seeds, const cn_strv *paths);
+/* Node indexes sorted best first (ties by name). */
+size_t *cn_pl_order(const cn_pl_pool *p);
+/* Whether a node kind can be a contract symbol. */
+int cn_pl_is_symbol_type(const char *type);
+/* Whether `path` is one the question names ("pool.py" names "pkg/pool.py"). */
+int cn_pl_path_mentioned(const char *path, const cn_strv *paths);
+/* Ranked files: [{"path","score","why"}] best first (ties by path), a
+ * file's score its best node plus a share of the next two, plus the path
+ * bonus. */
+json_object *cn_pl_rank_files(const cn_pl_pool *p, const size_t *order, const cn_strv *paths);
+
+#endif /* CN_PLANNER_H */
