@@ -22,5 +22,5 @@ export CODENIB_HOME="$work/home"
 
 echo "== $repo"
 "$codenib" compile "$repo" --cache-dir "$work/cache" --index bm25,graph,vector --json --quiet > "$work/m.json"
-sed -n 's/.*"stage_seconds":{\([^}]*\)}.*/  compile stages (s): \1/p' "$work/m.json"
+tr -d ' \n' < "$work/m.json" | sed -n 's/.*"stage_seconds":{\([^}]*\)}.*/  compile stages (s): \1\n/p'
 "$build/bench/skills_bench" "$repo" "$work/cache" "$here/queries.txt" "$runs"

@@ -11,10 +11,11 @@ static void usage(FILE *f)
           "codenib tells where in a repository a change belongs.\n"
           "\n"
           "Commands:\n"
-          "  compile  compile a repository into indexes (nodes, BM25, symbol graph)\n"
+          "  query    answer where a change belongs: Files / Symbols / Locations\n"
+          "  compile  compile a repository into indexes (nodes, BM25, symbol graph, vectors)\n"
           "  status   say whether a repository's index is fresh or stale, and why\n"
           "  skills   list, show and describe the installed skills\n"
-          "  plugins  list the backend plugins (language parsers)\n"
+          "  plugins  list the backend plugins (languages, embedders, vector stores, LSP)\n"
           "  run      invoke one skill with JSON arguments and print its JSON result\n"
           "\n"
           "Skills are found, in this order, in: the build tree (when run from it),\n"
@@ -26,6 +27,9 @@ static void usage(FILE *f)
           "  CODENIB_PLUGINS_PATH extra backend plugin directories, likewise\n"
           "  CODENIB_HOME         per-user state (default ~/.codenib)\n"
           "  CODENIB_LOG          debug, info, warning (default) or error\n"
+          "  CODENIB_MODEL        chat model for `query` and model-backed skills (none: offline)\n"
+          "  CODENIB_BASE_URL, OPENAI_BASE_URL, CODENIB_API_KEY, OPENAI_API_KEY\n"
+          "                       the OpenAI-compatible endpoint and its key\n"
           "\n"
           "Run 'codenib COMMAND --help' for the options of a command.\n",
           f);
@@ -53,6 +57,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "compile") == 0) return cn_cmd_compile(argc - 1, argv + 1);
     if (strcmp(cmd, "status") == 0) return cn_cmd_status(argc - 1, argv + 1);
     if (strcmp(cmd, "plugins") == 0) return cn_cmd_plugins(argc - 1, argv + 1);
+    if (strcmp(cmd, "query") == 0) return cn_cmd_query(argc - 1, argv + 1);
     fprintf(stderr, "codenib: '%s' is not a command.\n\n", cmd);
     usage(stderr);
     return CN_EXIT_USAGE;

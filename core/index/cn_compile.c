@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -577,6 +578,8 @@ static void vectors_progress(size_t done, size_t total, void *data)
     progress(data, CN_STAGE_VECTORS, done, total, NULL);
 }
 
+static atomic_uint generation_seq;
+
 int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
 {
     double t0 = now_seconds(), tm = t0;
@@ -682,7 +685,10 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
     }
     mark(res, &tm, CN_STAGE_PARSE);
 
-    snprintf(gen, sizeof gen, "gen-%ld-%ld", (long)time(NULL), (long)getpid());
+    /* time and process tell builds of different processes apart; the
+     * sequence, two builds of one process within the same second */
+    snprintf(gen, sizeof gen, "gen-%ld-%ld-%u", (long)time(NULL), (long)getpid(),
+             atomic_fetch_add(&generation_seq, 1u));
     {
         cn_buf b = CN_BUF_INIT;
         cn_buf_printf(&b, "%s/%s.tmp", cache, gen);

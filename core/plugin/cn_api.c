@@ -1,11 +1,13 @@
 /* The public libcodenib API (codenib/codenib.h) over the internal registry. */
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cn_registry.h"
 
+#include "../agent/cn_query.h"
 #include "../index/cn_index.h"
 #include "../index/cn_vectors.h"
 #include "../llm/cn_llm.h"
@@ -64,32 +66,16 @@ CN_API int cn_registry_set_repo(cn_registry *reg, const char *repo_root)
     return cn_registry_set_repo_cache(reg, repo_root, NULL);
 }
 
-int cn_registry_set_repo_cache(cn_registry *reg, const char *repo_root, const char *cache_dir)
+/* Makes `real` (owned) the repository and `idx` (owned, may be NULL) its
+ * index, opening the vector part when there is one. */
+static void install(cn_registry *reg, char *real, struct cn_index *idx)
 {
-    char *real = NULL;
-    struct stat st;
-
-    if (repo_root != NULL) {
-        real = realpath(repo_root, NULL);
-        if (real == NULL || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
-            free(real);
-            return cn_error_set(CN_ENOTFOUND, "repository %s is not a directory", repo_root);
-        }
-    }
     free(reg->repo_root);
     reg->repo_root = real;
     cn_vector_index_close(reg->vectors);
     reg->vectors = NULL;
     cn_index_close(reg->index);
-    reg->index = NULL;
-    /* A repository that was compiled brings its index; one that was not
-     * leaves the index out, and skills that need it say so when run.  An
-     * index that exists but cannot be read is an error here. */
-    if (real != NULL && cn_index_open_repo(real, cache_dir, &reg->index) < 0) {
-        reg->index = NULL;
-        if (cn_error_last()->code != CN_ENOTFOUND) return cn_error_last()->code;
-        cn_error_clear();
-    }
+    reg->index = idx;
     /* A vector part that exists but cannot be used is reported when a
      * skill needs it, not here: the other skills still work. */
     if (reg->index != NULL && cn_vector_index_open(reg->index, &reg->vectors) < 0) {
@@ -98,6 +84,54 @@ int cn_registry_set_repo_cache(cn_registry *reg, const char *repo_root, const ch
         reg->vectors = NULL;
     }
     refresh_contexts(reg);
+}
+
+static int real_dir(const char *path, char **out)
+{
+    struct stat st;
+    char *real = realpath(path, NULL);
+    if (real == NULL || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        free(real);
+        return cn_error_set(CN_ENOTFOUND, "repository %s is not a directory", path);
+    }
+    *out = real;
+    return 0;
+}
+
+int cn_registry_set_repo_cache(cn_registry *reg, const char *repo_root, const char *cache_dir)
+{
+    struct cn_index *idx = NULL;
+    char *real = NULL;
+    int rc;
+
+    if (repo_root != NULL && (rc = real_dir(repo_root, &real)) < 0) return rc;
+    /* A repository that was compiled brings its index; one that was not
+     * leaves the index out, and skills that need it say so when run.  An
+     * index that exists but cannot be read is an error here. */
+    if (real != NULL && cn_index_open_repo(real, cache_dir, &idx) < 0) {
+        idx = NULL;
+        if (cn_error_last()->code != CN_ENOTFOUND) {
+            free(real);
+            return cn_error_last()->code;
+        }
+        cn_error_clear();
+    }
+    install(reg, real, idx);
+    return 0;
+}
+
+int cn_registry_set_index_dir(cn_registry *reg, const char *repo_root, const char *index_dir)
+{
+    struct cn_index *idx = NULL;
+    char *real = NULL;
+    int rc;
+
+    if ((rc = real_dir(repo_root, &real)) < 0) return rc;
+    if ((rc = cn_index_open(index_dir, real, &idx)) < 0) {
+        free(real);
+        return rc;
+    }
+    install(reg, real, idx);
     return 0;
 }
 
@@ -222,5 +256,32 @@ CN_API int cn_registry_run(cn_registry *reg, const char *id, const char *args_js
     json_object_put(args);
     json_object_put(over);
     if (rc < 0) return rc;
+    return emit(res, result_json);
+}
+
+CN_API int cn_query(const cn_query_options *options, const char *question, char **result_json)
+{
+    cn_query_opts o;
+    json_object *res = NULL;
+    int rc;
+
+    if (result_json == NULL) return cn_error_set(CN_EINVAL, "cn_query: result_json is NULL");
+    *result_json = NULL;
+    if (options == NULL || options->struct_size < offsetof(cn_query_options, trace_path) + sizeof(const char *))
+        return cn_error_set(CN_EINVAL, "cn_query: options missing or too small (set struct_size to "
+                                       "sizeof(cn_query_options))");
+    memset(&o, 0, sizeof o);
+    o.repo = options->repo_path;
+    o.manifest = options->manifest_path;
+    o.registry = options->registry;
+    o.cache_dir = options->cache_dir;
+    o.no_compile = options->no_compile != 0;
+    o.model = options->model;
+    o.base_url = options->base_url;
+    o.skills = options->skills;
+    o.harness = options->harness_path;
+    o.max_turns = options->max_turns;
+    o.trace = options->trace_path;
+    if ((rc = cn_query_run(&o, question, &res)) < 0) return rc;
     return emit(res, result_json);
 }

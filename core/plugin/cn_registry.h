@@ -103,6 +103,9 @@ int cn_registry_set_model(cn_registry *reg, int role, const char *config_json);
 /* Opens the models the environment configures: chat when CODENIB_MODEL is
  * set, reranker when CODENIB_RERANK_MODEL is set. */
 int cn_registry_models_from_env(cn_registry *reg);
+/* The repository and one compiled generation of it (the directory that
+ * holds repo_manifest.json), for callers that name an index directly. */
+int cn_registry_set_index_dir(cn_registry *reg, const char *repo_root, const char *index_dir);
 int cn_registry_set_repo_cache(cn_registry *reg, const char *repo_root, const char *cache_dir);
 /* Sets the typed context of one kind (copied; pointers borrowed). */
 int cn_registry_set_context(cn_registry *reg, const cn_skill_context *ctx);

@@ -7,6 +7,7 @@
 #define CODENIB_CODENIB_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <codenib/errors.h>
 #include <codenib/version.h>
@@ -67,6 +68,32 @@ CN_API int cn_registry_tools_json(cn_registry *reg, char **out);
  * the skill's JSON result with line numbers 1-based. */
 CN_API int cn_registry_run(cn_registry *reg, const char *id, const char *args_json,
                            const char *overrides_json, char **result_json);
+
+/* One localization query (what `codenib query` does).  Exactly one of
+ * repo_path, manifest_path and registry names where the index comes from
+ * (anything else is CN_EINVAL): a repository (compiled first when its index
+ * is missing or stale, unless no_compile), the repo_manifest.json of a
+ * compiled index, or a registry the application prepared with
+ * cn_registry_set_repo.  Without a model (model NULL and CODENIB_MODEL
+ * unset) a deterministic planner answers offline.  *result_json: {"mode",
+ * "answer", "contract": {"files", "symbols", "locations"}, ...}; release it
+ * with cn_free(). */
+typedef struct cn_query_options {
+    uint32_t struct_size;        /* sizeof(cn_query_options) */
+    const char *repo_path;
+    const char *manifest_path;
+    cn_registry *registry;
+    const char *cache_dir;       /* with repo_path; NULL: the default */
+    int no_compile;
+    const char *model;           /* NULL: CODENIB_MODEL; none: offline */
+    const char *base_url;
+    const char *skills;          /* comma-separated allow list, or NULL */
+    const char *harness_path;    /* agent options, YAML or JSON */
+    int max_turns;               /* 0: default */
+    const char *trace_path;      /* JSON Lines trace, or NULL */
+} cn_query_options;
+
+CN_API int cn_query(const cn_query_options *options, const char *question, char **result_json);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,224 @@
+/* One localization query end to end (see cn_query.h). */
+#include "cn_query.h"
+
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../index/cn_compile.h"
+#include "../llm/cn_llm.h"
+#include "../plugin/cn_host.h"
+#include "cn_agent.h"
+#include "cn_agent_support.h"
+#include "cn_contract.h"
+#include "cn_planner.h"
+
+static int check_sources(const cn_query_opts *o, const char *question)
+{
+    int n = (o->repo != NULL) + (o->manifest != NULL) + (o->registry != NULL);
+    if (n != 1)
+        return cn_error_set(CN_EINVAL, "a query needs exactly one of: a repository, a manifest of a compiled "
+                                       "index, or a prepared registry (%d given)", n);
+    if (o->cache_dir != NULL && o->repo == NULL)
+        return cn_error_set(CN_EINVAL, "a cache directory goes with a repository, not with a manifest or registry");
+    if (question == NULL || question[strspn(question, " \t\r\n")] == '\0')
+        return cn_error_set(CN_EINVAL, "the question is empty: say what you are looking for");
+    if (o->max_turns < 0) return cn_error_set(CN_EINVAL, "max_turns must be positive, got %d", o->max_turns);
+    return 0;
+}
+
+static void on_compile(cn_compile_stage stage, size_t done, size_t total, const char *note, void *data)
+{
+    static const char *const names[] = {"waiting for the lock", "listing files", "parsing", "writing nodes",
+                                        "indexing (BM25)", "linking symbols", "embedding", "publishing"};
+    const cn_query_opts *o = data;
+    (void)note;
+    if ((size_t)stage < sizeof names / sizeof names[0]) o->progress(names[stage], done, total, o->progress_data);
+}
+
+/* The repository's index, compiled first when it is missing or stale (a
+ * rebuild parses only what changed). */
+static int ensure_compiled(const cn_query_opts *o)
+{
+    cn_status st;
+    cn_compile_opts co;
+    cn_compile_result res;
+    int rc;
+
+    memset(&st, 0, sizeof st);
+    if ((rc = cn_status_check(o->repo, o->cache_dir, &st)) < 0) return rc;
+    rc = st.compiled && st.fresh;
+    cn_status_free(&st);
+    if (rc) return 0;
+    if (o->no_compile)
+        return cn_error_set(CN_ENOTFOUND, "%s has no fresh index; run `codenib compile %s` first", o->repo,
+                            o->repo);
+    memset(&co, 0, sizeof co);
+    memset(&res, 0, sizeof res);
+    co.repo = o->repo;
+    co.cache_dir = o->cache_dir;
+    co.progress = o->progress ? on_compile : NULL;
+    co.progress_data = (void *)o;
+    rc = cn_compile(&co, &res);
+    cn_compile_result_free(&res);
+    return rc < 0 ? cn_error_prefix("compiling %s for the query", o->repo) : 0;
+}
+
+/* repository.path and the generation directory of a manifest file. */
+static int open_manifest(cn_registry *reg, const char *path)
+{
+    json_object *m = NULL, *repo, *p;
+    char *copy = cn_strdup(path), *dir;
+    int rc;
+
+    if (copy == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
+    {
+        char *text = NULL;
+        size_t len;
+        rc = cn_file_read(path, 16u << 20, &text, &len);
+        if (rc == 0) rc = cn_json_parse(text, path, &m);
+        free(text);
+        if (rc < 0) {
+            free(copy);
+            return rc;
+        }
+    }
+    if (!json_object_object_get_ex(m, "repository", &repo) || !json_object_object_get_ex(repo, "path", &p) ||
+        !json_object_is_type(p, json_type_string)) {
+        rc = cn_error_set(CN_EPARSE, "%s: not a codenib manifest (no repository.path)", path);
+    } else {
+        dir = dirname(copy);
+        rc = cn_registry_set_index_dir(reg, json_object_get_string(p), dir);
+        if (rc < 0) cn_error_prefix("manifest %s", path);
+    }
+    json_object_put(m);
+    free(copy);
+    return rc;
+}
+
+static int prepare_registry(const cn_query_opts *o, cn_registry **own, cn_registry **reg)
+{
+    int rc;
+    *own = NULL;
+    if (o->registry != NULL) {
+        *reg = o->registry;
+        return 0;
+    }
+    if (o->repo != NULL && (rc = ensure_compiled(o)) < 0) return rc;
+    if ((rc = cn_registry_new(own)) < 0) return rc;
+    if ((rc = cn_registry_discover(*own)) == 0)
+        rc = o->repo ? cn_registry_set_repo_cache(*own, o->repo, o->cache_dir) : open_manifest(*own, o->manifest);
+    if (rc == 0 && o->skills != NULL) {
+        cn_strv ids = CN_STRV_INIT;
+        if ((rc = cn_strv_split(&ids, o->skills, ',')) == 0)
+            rc = cn_registry_set_allow(*own, (const char *const *)ids.items, ids.len);
+        cn_strv_free(&ids);
+    }
+    if (rc < 0) {
+        cn_registry_free(*own);
+        *own = NULL;
+        return rc;
+    }
+    *reg = *own;
+    return 0;
+}
+
+static int run_offline(cn_registry *reg, const char *question, json_object *out)
+{
+    cn_planner_options po;
+    cn_plan plan;
+    int rc;
+
+    cn_planner_options_init(&po);
+    memset(&plan, 0, sizeof plan);
+    if ((rc = cn_planner_run(reg, question, &po, &plan)) < 0) return rc;
+    json_object_object_add(out, "mode", json_object_new_string("offline"));
+    json_object_object_add(out, "answer", json_object_new_string(plan.answer ? plan.answer : ""));
+    json_object_object_add(out, "contract", cn_contract_to_json(&plan.contract));
+    json_object_object_add(out, "files", json_object_get(plan.files));
+    json_object_object_add(out, "symbols", json_object_get(plan.symbols));
+    json_object_object_add(out, "steps", json_object_get(plan.steps));
+    cn_plan_free(&plan);
+    return 0;
+}
+
+static int agent_options(const cn_query_opts *o, cn_agent_options *ao)
+{
+    int rc = 0;
+    cn_agent_options_init(ao);
+    if (o->harness != NULL && (rc = cn_harness_load_file(o->harness, ao)) < 0) return rc;
+    if (o->max_turns > 0) ao->max_turns = o->max_turns;
+    if (o->skills != NULL) {
+        cn_strv_free(&ao->allow_skills);
+        rc = cn_strv_split(&ao->allow_skills, o->skills, ',');
+        ao->has_allow_skills = true;
+    }
+    if (rc == 0 && o->trace != NULL) {
+        free(ao->trace_path);
+        if ((ao->trace_path = cn_strdup(o->trace)) == NULL) rc = cn_error_set(CN_ENOMEM, "out of memory");
+    }
+    return rc;
+}
+
+static char *model_config(const cn_query_opts *o)
+{
+    json_object *c = json_object_new_object();
+    char *s;
+    if (o->model) json_object_object_add(c, "model", json_object_new_string(o->model));
+    if (o->base_url) json_object_object_add(c, "base_url", json_object_new_string(o->base_url));
+    s = cn_strdup(json_object_to_json_string_ext(c, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(c);
+    return s;
+}
+
+static int run_agent(const cn_query_opts *o, cn_registry *reg, const char *question, json_object *out)
+{
+    cn_agent_options ao;
+    cn_agent_result res;
+    cn_model *chat = NULL;
+    char *cfg = model_config(o);
+    int rc;
+
+    memset(&res, 0, sizeof res);
+    if (cfg == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
+    rc = cn_llm_open(cfg, CN_LLM_CHAT, &chat);
+    free(cfg);
+    if (rc < 0) return rc;
+    if ((rc = agent_options(o, &ao)) == 0 && (rc = cn_agent_options_validate(&ao, o->harness ? o->harness : "options")) == 0 &&
+        (rc = cn_agent_run(reg, chat, &ao, question, &res)) == 0) {
+        json_object *r = cn_agent_result_json(&res);
+        json_object_object_add(out, "mode", json_object_new_string("agent"));
+        json_object_object_add(out, "model", json_object_new_string(cn_llm_model_name(chat)));
+        json_object_object_foreach(r, k, v) json_object_object_add(out, k, json_object_get(v));
+        json_object_put(r);
+    }
+    cn_agent_result_free(&res);
+    cn_agent_options_free(&ao);
+    cn_llm_close(chat);
+    return rc;
+}
+
+int cn_query_run(const cn_query_opts *o, const char *question, json_object **result)
+{
+    cn_registry *own = NULL, *reg = NULL;
+    const char *env_model = getenv("CODENIB_MODEL");
+    bool with_model = o->model != NULL || (env_model != NULL && *env_model != '\0');
+    json_object *out;
+    int rc;
+
+    *result = NULL;
+    if ((rc = check_sources(o, question)) < 0) return rc;
+    if ((rc = prepare_registry(o, &own, &reg)) < 0) return rc;
+    if ((out = json_object_new_object()) == NULL) {
+        cn_registry_free(own);
+        return cn_error_set(CN_ENOMEM, "out of memory");
+    }
+    rc = with_model ? run_agent(o, reg, question, out) : run_offline(reg, question, out);
+    cn_registry_free(own);
+    if (rc < 0) {
+        json_object_put(out);
+        return rc;
+    }
+    *result = out;
+    return 0;
+}

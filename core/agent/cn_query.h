@@ -1,0 +1,42 @@
+/* One localization query end to end: where the index comes from (a
+ * repository, compiled on first use; a manifest of a compiled index; or a
+ * registry the caller prepared), then the agent with a model or the
+ * offline planner without one, and the answer with its contract.  Shared
+ * by `codenib query` and the public cn_query(). */
+#ifndef CN_QUERY_H
+#define CN_QUERY_H
+
+#include <stdbool.h>
+
+#include <json-c/json.h>
+
+#include "../plugin/cn_registry.h"
+
+typedef void (*cn_query_progress_fn)(const char *what, size_t done, size_t total, void *data);
+
+typedef struct cn_query_opts {
+    /* exactly one of these three */
+    const char *repo;              /* a repository directory */
+    const char *manifest;          /* a compiled index's repo_manifest.json */
+    cn_registry *registry;         /* prepared by the caller (borrowed) */
+
+    const char *cache_dir;         /* with repo: where its index lives */
+    bool no_compile;               /* with repo: fail instead of compiling */
+    const char *model;             /* chat model; NULL: CODENIB_MODEL; none: offline */
+    const char *base_url;
+    const char *skills;            /* comma-separated allow list, or NULL */
+    const char *harness;           /* harness spec file (YAML or JSON), or NULL */
+    int max_turns;                 /* 0: the harness's or the default */
+    const char *trace;             /* JSON Lines trace file, or NULL */
+    cn_query_progress_fn progress; /* compile progress, may be NULL */
+    void *progress_data;
+} cn_query_opts;
+
+/* Runs the query.  *result: {"mode": "offline"|"agent", "answer",
+ * "contract": {files, symbols, locations}, plus per mode the ranked files
+ * and symbols and planner steps, or the tool calls, turns and usage}.
+ * Errors name what was wrong (a bad combination of sources, an index that
+ * cannot be compiled, a model that cannot be reached). */
+int cn_query_run(const cn_query_opts *o, const char *question, json_object **result);
+
+#endif /* CN_QUERY_H */

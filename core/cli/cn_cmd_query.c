@@ -1,0 +1,120 @@
+/* `codenib query`: a question about a repository in, the localization
+ * contract (Files / Symbols / Locations) out -- with a model, or offline. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/cn_query.h"
+#include "cn_cli.h"
+
+static void query_usage(FILE *f)
+{
+    fputs("usage: codenib query [--repo R [--cache-dir D] | --manifest M] [--model M [--base-url URL]]\n"
+          "                     [--skills A,B,...] [--harness FILE] [--max-turns N] [--trace FILE]\n"
+          "                     [--no-compile] [--json] [--quiet] \"question\"\n"
+          "\n"
+          "Answers where in a repository a change belongs:\n"
+          "\n"
+          "    Files: path/a.py, path/b.py\n"
+          "    Symbols: path/a.py:Class.method, path/b.py:helper\n"
+          "    Locations: path/a.py:120-148, path/b.py:33-40\n"
+          "\n"
+          "followed by the evidence.  Without a model (the default) a deterministic\n"
+          "planner runs the skills offline; with --model (or CODENIB_MODEL) a model\n"
+          "drives them through tool calls.\n"
+          "\n"
+          "  --repo R          the repository (default: the current directory); it is\n"
+          "                   compiled first when it has no index or a stale one\n"
+          "  --cache-dir D    where R's index is kept (as given to `codenib compile`)\n"
+          "  --manifest M     use the compiled index whose repo_manifest.json is M\n"
+          "  --model M        chat model of an OpenAI-compatible endpoint\n"
+          "  --base-url URL   the endpoint (default $CODENIB_BASE_URL, $OPENAI_BASE_URL);\n"
+          "                   the key comes from $CODENIB_API_KEY or $OPENAI_API_KEY\n"
+          "  --skills A,B     only these skills\n"
+          "  --harness FILE   agent options (YAML or JSON harness spec)\n"
+          "  --max-turns N    agent turns at most\n"
+          "  --trace FILE     write the agent's trace and context ledger (JSON Lines)\n"
+          "  --no-compile     fail instead of compiling a missing or stale index\n"
+          "  --json           print the whole result as JSON\n"
+          "  --quiet          no progress display\n"
+          "\n"
+          "Exit status: 0 answered, 1 failed (the reason is on standard error), 2 usage.\n",
+          f);
+}
+
+static void on_progress(const char *what, size_t done, size_t total, void *data)
+{
+    (void)data;
+    if (total > 0) fprintf(stderr, "\r\033[K%s %zu/%zu", what, done, total);
+    else fprintf(stderr, "\r\033[K%s ...", what);
+}
+
+int cn_cmd_query(int argc, char **argv)
+{
+    cn_query_opts o;
+    const char *question = NULL;
+    bool json = false, quiet = false;
+    json_object *res = NULL;
+    int rc;
+
+    memset(&o, 0, sizeof o);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (cn_cli_is_help(a)) {
+            query_usage(stdout);
+            return CN_EXIT_OK;
+        } else if (strcmp(a, "--repo") == 0 && val) {
+            o.repo = argv[++i];
+        } else if (strcmp(a, "--cache-dir") == 0 && val) {
+            o.cache_dir = argv[++i];
+        } else if (strcmp(a, "--manifest") == 0 && val) {
+            o.manifest = argv[++i];
+        } else if (strcmp(a, "--model") == 0 && val) {
+            o.model = argv[++i];
+        } else if (strcmp(a, "--base-url") == 0 && val) {
+            o.base_url = argv[++i];
+        } else if (strcmp(a, "--skills") == 0 && val) {
+            o.skills = argv[++i];
+        } else if (strcmp(a, "--harness") == 0 && val) {
+            o.harness = argv[++i];
+        } else if (strcmp(a, "--trace") == 0 && val) {
+            o.trace = argv[++i];
+        } else if (strcmp(a, "--max-turns") == 0 && val) {
+            char *end;
+            long n = strtol(argv[++i], &end, 10);
+            if (*end != '\0' || n < 1 || n > 1000)
+                return cn_cli_usage_error("query", "--max-turns takes a number from 1 to 1000, not '%s'", argv[i]);
+            o.max_turns = (int)n;
+        } else if (strcmp(a, "--no-compile") == 0) {
+            o.no_compile = true;
+        } else if (strcmp(a, "--json") == 0) {
+            json = true;
+        } else if (strcmp(a, "--quiet") == 0) {
+            quiet = true;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return cn_cli_usage_error("query", "unknown option '%s' (or it lacks its value)", a);
+        } else if (question == NULL) {
+            question = a;
+        } else {
+            return cn_cli_usage_error("query", "one question at a time; quote it (unexpected '%s')", a);
+        }
+    }
+    if (question == NULL) return cn_cli_usage_error("query", "what is the question? give it as the last argument");
+    if (o.repo != NULL && o.manifest != NULL)
+        return cn_cli_usage_error("query", "--repo and --manifest name the index twice: give one");
+    if (o.repo == NULL && o.manifest == NULL) o.repo = ".";
+    if (!quiet && !json && isatty(STDERR_FILENO)) o.progress = on_progress;
+    rc = cn_query_run(&o, question, &res);
+    if (o.progress) fputs("\r\033[K", stderr);
+    if (rc < 0) return cn_cli_fail();
+    if (json) {
+        cn_cli_print_json(res, true);
+    } else {
+        json_object *answer = NULL;
+        json_object_object_get_ex(res, "answer", &answer);
+        printf("%s\n", answer ? json_object_get_string(answer) : "");
+    }
+    json_object_put(res);
+    return CN_EXIT_OK;
+}
