@@ -533,17 +533,16 @@ static json_object *build_manifest(const cn_compile_opts *o, const char *root, c
     return m;
 }
 
-static int write_json(const char *dir, const char *name, json_object *o)
+int cn_json_write_file(const char *path, json_object *o)
 {
-    char *path = cn_path_join(dir, name);
     cn_buf tmp = CN_BUF_INIT;
     const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
                                                              JSON_C_TO_STRING_NOSLASHESCAPE);
     FILE *f;
     int rc = 0;
 
-    if (path == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
     cn_buf_printf(&tmp, "%s.tmp", path);
+    if (tmp.data == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
     f = fopen(tmp.data, "w");
     if (f == NULL) {
         rc = cn_error_set(CN_EIO, "%s: cannot create: %s", tmp.data, strerror(errno));
@@ -555,6 +554,13 @@ static int write_json(const char *dir, const char *name, json_object *o)
             rc = cn_error_set(CN_EIO, "%s: cannot rename: %s", path, strerror(errno));
     }
     cn_buf_free(&tmp);
+    return rc;
+}
+
+static int write_json(const char *dir, const char *name, json_object *o)
+{
+    char *path = cn_path_join(dir, name);
+    int rc = path ? cn_json_write_file(path, o) : cn_error_set(CN_ENOMEM, "out of memory");
     free(path);
     return rc;
 }

@@ -81,6 +81,10 @@ int cn_cache_current(const char *cache_dir, char **index_dir);
 /* Whether `name` is one of them. */
 bool cn_index_name_valid(const char *name);
 
+/* Writes o as pretty JSON to path through a fsynced temporary file and a
+ * rename, so a reader never sees half a file. */
+int cn_json_write_file(const char *path, json_object *o);
+
 /* ---- status (cn_status.c) ----------------------------------------------- */
 typedef struct cn_status {
     bool compiled;

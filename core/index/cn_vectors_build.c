@@ -30,6 +30,7 @@
 
 #include "../plugin/cn_backends.h"
 #include "../plugin/cn_host.h"
+#include "cn_compile.h"
 #include "cn_idxfile.h"
 #include "cn_nodes.h"
 
@@ -525,29 +526,6 @@ static int embed_all(build *b)
 
 /* ---- writing ------------------------------------------------------------ */
 
-static int write_json_file(const char *path, json_object *o)
-{
-    cn_buf tmp = CN_BUF_INIT;
-    const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                                                             JSON_C_TO_STRING_NOSLASHESCAPE);
-    FILE *f;
-    int rc = 0;
-
-    cn_buf_printf(&tmp, "%s.tmp", path);
-    if (tmp.data == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
-    f = fopen(tmp.data, "w");
-    if (f == NULL) {
-        rc = cn_error_set(CN_EIO, "%s: cannot create: %s", tmp.data, strerror(errno));
-    } else {
-        if (fputs(text, f) < 0 || fputc('\n', f) < 0 || fflush(f) != 0 || fsync(fileno(f)) != 0)
-            rc = cn_error_set(CN_EIO, "%s: write failed: %s", tmp.data, strerror(errno));
-        if (fclose(f) != 0 && rc == 0) rc = cn_error_set(CN_EIO, "%s: close failed", tmp.data);
-        if (rc == 0 && rename(tmp.data, path) != 0)
-            rc = cn_error_set(CN_EIO, "%s: cannot rename: %s", path, strerror(errno));
-    }
-    cn_buf_free(&tmp);
-    return rc;
-}
 
 static int save_state(build *b, const char *vdir, bool *saved)
 {
@@ -657,7 +635,7 @@ static int write_all(build *b, const char *vdir, double t0, cn_vectors_stats *st
     st->seconds = now_seconds() - t0;
     meta = meta_json(b, saved, st->seconds);
     p = cn_path_join(vdir, CN_VECTORS_META);
-    rc = p && meta ? write_json_file(p, meta) : cn_error_set(CN_ENOMEM, "out of memory");
+    rc = p && meta ? cn_json_write_file(p, meta) : cn_error_set(CN_ENOMEM, "out of memory");
     free(p);
     json_object_put(meta);
     return rc;
