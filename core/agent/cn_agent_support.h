@@ -49,6 +49,10 @@ typedef struct cn_agent_options {
     bool lsp_route_query_fallback;  /* false */
     int lsp_route_top_k;            /* 12 */
     bool lsp_route_include_neighbors;  /* true */
+    /* Set by a caller that has just checked (or made) the index fresh, as
+     * `codenib query` does: the resource guard then skips re-reading every
+     * file of the repository.  Not a harness key. */
+    bool index_known_fresh;
     char *trace_path;               /* JSON Lines trace; NULL = none */
     json_object *chat_history;      /* array of seed messages (owned reference), or NULL */
     char *compile_table_path;       /* a JSON/YAML compile table file, or NULL */
@@ -232,9 +236,11 @@ bool cn_resource_guard_check(const struct cn_skill_meta *meta, json_object *mani
  * the manifest (manifest_path, else the registry's index directory) and
  * the freshness `codenib status` computes for the registry's repository.
  * Excluded ids are pushed on `excluded`, one sentence per skill on
- * `warnings` ("skill X needs the Y index: ...").  Does not change `reg`. */
-int cn_resource_guard(struct cn_registry *reg, const char *manifest_path, cn_strv *excluded,
-                      cn_strv *warnings);
+ * `warnings` ("skill X needs the Y index: ...").  known_fresh: the caller
+ * has just checked freshness, so the repository is not read again.  Does
+ * not change `reg`. */
+int cn_resource_guard(struct cn_registry *reg, const char *manifest_path, bool known_fresh,
+                      cn_strv *excluded, cn_strv *warnings);
 
 /* ---- lsp_route startup context (cn_route_context.c) --------------------- */
 typedef struct cn_route_context {

@@ -146,6 +146,8 @@ static int agent_options(const cn_query_opts *o, cn_agent_options *ao)
 {
     int rc = 0;
     cn_agent_options_init(ao);
+    /* ensure_compiled() has just compared the repository with its index */
+    ao->index_known_fresh = o->repo != NULL;
     if (o->harness != NULL && (rc = cn_harness_load_file(o->harness, ao)) < 0) return rc;
     if (o->max_turns > 0) ao->max_turns = o->max_turns;
     if (o->skills != NULL) {

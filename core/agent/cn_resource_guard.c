@@ -103,7 +103,8 @@ static char *parent_dir(const char *path)
 }
 
 /* The manifest and the staleness of the cache that holds it. */
-static int load_state(cn_registry *reg, const char *manifest_path, json_object **manifest, cn_strv *stale)
+static int load_state(cn_registry *reg, const char *manifest_path, bool known_fresh, json_object **manifest,
+                      cn_strv *stale)
 {
     char *mpath = NULL, *gen = NULL, *cache = NULL;
     const char *repo = reg->repo_root;
@@ -124,11 +125,12 @@ static int load_state(cn_registry *reg, const char *manifest_path, json_object *
         repo = json_object_get_string(p);
     gen = parent_dir(mpath);
     cache = gen ? parent_dir(gen) : NULL;
-    if (repo && cache && cn_status_check(repo, cache, &st) == 0) {
+    /* known_fresh: the caller compared the repository just before */
+    if (!known_fresh && repo && cache && cn_status_check(repo, cache, &st) == 0) {
         for (size_t i = 0; i < st.reasons.len; i++) cn_strv_push(stale, st.reasons.items[i]);
         cn_status_free(&st);
     } else {
-        /* freshness unknown: say so, but do not exclude on a guess */
+        /* fresh as the caller says, or freshness unknown: no exclusion on a guess */
         cn_error_clear();
     }
     free(mpath);
@@ -137,7 +139,8 @@ static int load_state(cn_registry *reg, const char *manifest_path, json_object *
     return 0;
 }
 
-int cn_resource_guard(cn_registry *reg, const char *manifest_path, cn_strv *excluded, cn_strv *warnings)
+int cn_resource_guard(cn_registry *reg, const char *manifest_path, bool known_fresh, cn_strv *excluded,
+                      cn_strv *warnings)
 {
     json_object *manifest = NULL;
     cn_strv stale = CN_STRV_INIT;
@@ -145,7 +148,7 @@ int cn_resource_guard(cn_registry *reg, const char *manifest_path, cn_strv *excl
     int rc;
 
     if (reg == NULL) return cn_error_set(CN_EINVAL, "resource guard: no registry");
-    if ((rc = load_state(reg, manifest_path, &manifest, &stale)) < 0) return rc;
+    if ((rc = load_state(reg, manifest_path, known_fresh, &manifest, &stale)) < 0) return rc;
     for (size_t i = 0; i < reg->n_entries; i++) {
         cn_skill_entry *e = reg->entries[i];
         char *why = NULL;

@@ -109,7 +109,7 @@ int cn_agent__tools(cn_run *run, const char *prompt)
 
     for (size_t i = 0; i < o->exclude_skills.len; i++)
         cn_strv_push(&exclude, o->exclude_skills.items[i]);
-    rc = cn_resource_guard(run->reg, NULL, &exclude, &run->res->warnings);
+    rc = cn_resource_guard(run->reg, NULL, run->o->index_known_fresh, &exclude, &run->res->warnings);
     if (rc == 0) rc = skill_allow(run, prompt, &allow, &limited);
     if (rc == 0) {
         /* An allow list that narrowed to nothing offers no skill at all. */

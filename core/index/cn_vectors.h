@@ -116,11 +116,9 @@ void cn_vectors_reuse_close(cn_vectors_reuse *r);
  * skills pays nothing for them.  A vector part that is there but unusable
  * (corrupt, made by a backend that is not installed) still opens: the
  * error, naming the file or backend and saying what to do, is returned by
- * every search and by cn_vector_index_check.  Only CN_ENOMEM fails here. */
+ * every search.  Only CN_ENOMEM fails here. */
 int cn_vector_index_open(const struct cn_index *idx, struct cn_vector_index **out);
 void cn_vector_index_close(struct cn_vector_index *vi);
-/* Loads the embedder and the store if not done yet; 0 when usable. */
-int cn_vector_index_check(struct cn_vector_index *vi);
 /* vectors.json as read (borrowed; NULL when unreadable). */
 json_object *cn_vector_index_meta(const struct cn_vector_index *vi);
 

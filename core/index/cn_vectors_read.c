@@ -303,11 +303,6 @@ static int ensure_loaded(struct cn_vector_index *vi)
     return rc < 0 ? rc : 0;
 }
 
-int cn_vector_index_check(struct cn_vector_index *vi)
-{
-    return vi ? ensure_loaded(vi) : cn_error_set(CN_ENOTFOUND, "no vector index");
-}
-
 /* ---- the service -------------------------------------------------------- */
 
 typedef struct allow_ctx {

@@ -531,7 +531,7 @@ static void test_guard_registry(cn_registry *reg, const char *repo, const char *
     cn_registry_add_inprocess(reg, meta("skill_id: needs_vector\nskill_type: custom\nindex_requirements: [vector]\n"),
                               echo_fn, NULL, NULL);
     cn_registry_add_inprocess(reg, meta("skill_id: needs_nothing\nskill_type: custom\n"), echo_fn, NULL, NULL);
-    is_int(cn_resource_guard(reg, NULL, &ex, &warn), 0, "the guard runs on the registry's index");
+    is_int(cn_resource_guard(reg, NULL, false, &ex, &warn), 0, "the guard runs on the registry's index");
     ok(ex.len == 1 && strcmp(ex.items[0], "needs_vector") == 0, "only the vector skill is excluded");
     ok(warn.len == 1, "one warning");
     is_str(warn.len ? warn.items[0] : "(none)", "skill needs_vector needs the vector index: the compiled index has no vector "
@@ -549,7 +549,7 @@ static void test_guard_registry(cn_registry *reg, const char *repo, const char *
     }
     {
         char *mpath = cn_path_join(dir, "repo_manifest.json");
-        is_int(cn_resource_guard(reg, mpath, &ex, &warn), 0, "the guard runs on a manifest path");
+        is_int(cn_resource_guard(reg, mpath, false, &ex, &warn), 0, "the guard runs on a manifest path");
         free(mpath);
     }
     ok(cn_strv_contains(&ex, "needs_graph") && cn_strv_contains(&ex, "needs_vector") &&
@@ -562,6 +562,11 @@ static void test_guard_registry(cn_registry *reg, const char *repo, const char *
         has_str(w, "skill needs_graph needs the graph index: it is stale (1 file(s) added since the index was built)",
                 "the staleness reason");
     }
+    cn_strv_free(&ex);
+    cn_strv_free(&warn);
+    is_int(cn_resource_guard(reg, NULL, true, &ex, &warn), 0, "the guard runs with freshness known");
+    ok(!cn_strv_contains(&ex, "needs_graph") && cn_strv_contains(&ex, "needs_vector"),
+       "known_fresh: the repository is not compared again, only missing indexes exclude");
     cn_strv_free(&ex);
     cn_strv_free(&warn);
     unlink(added);
