@@ -7,6 +7,7 @@
  * an item nor a connector ends its comma-separated segment, which is how
  * commentary after an item ("a.py:3-9 - the loop") is left out. */
 #include "cn_contract.h"
+#include "../plugin/cn_host.h"
 
 #include <ctype.h>
 #include <stdint.h>
@@ -1052,20 +1053,6 @@ char *cn_contract_render(const cn_contract *c)
     return cn_buf_steal(&b);
 }
 
-static json_object *str_array(const cn_strv *v)
-{
-    json_object *a = json_object_new_array();
-    for (size_t i = 0; a && i < v->len; i++) {
-        json_object *s = json_object_new_string(v->items[i]);
-        if (s == NULL || json_object_array_add(a, s) != 0) {
-            json_object_put(s);
-            json_object_put(a);
-            return NULL;
-        }
-    }
-    return a;
-}
-
 static json_object *loc_json(const cn_contract_loc *l)
 {
     json_object *o = json_object_new_object();
@@ -1080,7 +1067,7 @@ static json_object *loc_json(const cn_contract_loc *l)
 json_object *cn_contract_to_json(const cn_contract *c)
 {
     json_object *o = json_object_new_object();
-    json_object *files = str_array(&c->files), *syms = str_array(&c->symbols);
+    json_object *files = cn_json_strv(&c->files), *syms = cn_json_strv(&c->symbols);
     json_object *locs = json_object_new_array();
     for (size_t i = 0; locs && i < c->n_locations; i++) {
         json_object *l = loc_json(&c->locations[i]);

@@ -309,13 +309,6 @@ int cn_harness_load_file(const char *path, cn_agent_options *o)
     return rc;
 }
 
-static json_object *strv_json(const cn_strv *v)
-{
-    json_object *a = json_object_new_array();
-    for (size_t i = 0; i < v->len; i++) json_object_array_add(a, json_object_new_string(v->items[i]));
-    return a;
-}
-
 json_object *cn_harness_to_json(const cn_agent_options *o)
 {
     json_object *j = json_object_new_object();
@@ -331,7 +324,7 @@ json_object *cn_harness_to_json(const cn_agent_options *o)
         case K_DOUBLE: v = json_object_new_double(*(const double *)base); break;
         case K_STRV:
             if (d->off == offsetof(cn_agent_options, allow_skills) && !o->has_allow_skills) v = NULL;
-            else v = strv_json((const cn_strv *)base);
+            else v = cn_json_strv((const cn_strv *)base);
             break;
         case K_MESSAGES: v = json_object_get(o->chat_history); break;
         case K_TABLE:

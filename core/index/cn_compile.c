@@ -21,6 +21,7 @@
 #include "cn_langs.h"
 #include "cn_nodes.h"
 #include "cn_records.h"
+#include "../plugin/cn_host.h"
 
 #include <codenib/version.h>
 
@@ -272,13 +273,6 @@ static char *hex64(uint64_t v)
     return cn_buf_steal(&b);
 }
 
-static json_object *strv_json(const cn_strv *v)
-{
-    json_object *a = json_object_new_array();
-    for (size_t i = 0; i < v->len; i++) json_object_array_add(a, json_object_new_string(v->items[i]));
-    return a;
-}
-
 /* What decides which files are indexed: part of the manifest, so a
  * different selection makes the index stale. */
 static uint64_t selection_digest(const cn_compile_opts *o)
@@ -456,8 +450,8 @@ static json_object *build_manifest(const cn_compile_opts *o, const char *root, c
     json_object_object_add(m, "source_fingerprint", json_object_new_string(fp));
     json_object_object_add(sel, "digest", json_object_new_string(sd));
     json_object_object_add(sel, "default_excludes", json_object_new_boolean(!o->no_default_excludes));
-    json_object_object_add(sel, "exclude_dirs", strv_json(&o->exclude_dirs));
-    json_object_object_add(sel, "languages", strv_json(&o->languages));
+    json_object_object_add(sel, "exclude_dirs", cn_json_strv(&o->exclude_dirs));
+    json_object_object_add(sel, "languages", cn_json_strv(&o->languages));
     json_object_object_add(sel, "used_git", json_object_new_boolean(ws->used_git));
     json_object_object_add(m, "selection", sel);
     json_object_object_add(builder, "name", json_object_new_string("codenib"));
@@ -535,25 +529,11 @@ static json_object *build_manifest(const cn_compile_opts *o, const char *root, c
 
 int cn_json_write_file(const char *path, json_object *o)
 {
-    cn_buf tmp = CN_BUF_INIT;
     const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
                                                              JSON_C_TO_STRING_NOSLASHESCAPE);
-    FILE *f;
-    int rc = 0;
-
-    cn_buf_printf(&tmp, "%s.tmp", path);
-    if (tmp.data == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
-    f = fopen(tmp.data, "w");
-    if (f == NULL) {
-        rc = cn_error_set(CN_EIO, "%s: cannot create: %s", tmp.data, strerror(errno));
-    } else {
-        if (fputs(text, f) < 0 || fputc('\n', f) < 0 || fflush(f) != 0 || fsync(fileno(f)) != 0)
-            rc = cn_error_set(CN_EIO, "%s: write failed: %s", tmp.data, strerror(errno));
-        if (fclose(f) != 0 && rc == 0) rc = cn_error_set(CN_EIO, "%s: close failed", tmp.data);
-        if (rc == 0 && rename(tmp.data, path) != 0)
-            rc = cn_error_set(CN_EIO, "%s: cannot rename: %s", path, strerror(errno));
-    }
-    cn_buf_free(&tmp);
+    char *line = cn_strprintf("%s\n", text);
+    int rc = line ? cn_file_write_atomic(path, line, strlen(line)) : cn_error_set(CN_ENOMEM, "out of memory");
+    free(line);
     return rc;
 }
 

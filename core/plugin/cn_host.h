@@ -9,6 +9,8 @@
 #include <codenib/host.h>
 #include <codenib/skill.h>
 
+#include "../util/cn_util.h"
+
 /* What a host table knows about the skill it serves; host_data points
  * here.  All pointers are borrowed from the registry entry. */
 typedef struct cn_host_data {
@@ -27,6 +29,8 @@ const cn_json_services *cn_host_json_services(void);
  * 0); trailing non-blank text is an error.  Errors set the thread-local
  * error as "<what> is not valid JSON: <reason> at offset N" (CN_EPARSE). */
 int cn_json_parse(const char *text, const char *what, json_object **out);
+/* A JSON array of the strings of `v` (NULL: an empty array); NULL on ENOMEM. */
+json_object *cn_json_strv(const cn_strv *v);
 const cn_files_services *cn_host_files_services(void);
 const cn_text_services *cn_host_text_services(void);
 /* The LSP service: the configured provider (CODENIB_LSP_PROVIDER, default

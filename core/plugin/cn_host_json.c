@@ -199,3 +199,17 @@ const cn_json_services *cn_host_json_services(void)
 {
     return &json_services;
 }
+
+json_object *cn_json_strv(const cn_strv *v)
+{
+    json_object *a = json_object_new_array();
+    for (size_t i = 0; a != NULL && v != NULL && i < v->len; i++) {
+        json_object *s = json_object_new_string(v->items[i]);
+        if (s == NULL || json_object_array_add(a, s) != 0) {
+            json_object_put(s);
+            json_object_put(a);
+            return NULL;
+        }
+    }
+    return a;
+}

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cn_yaml.h"
+#include "cn_host.h"
 
 #define SKILL_DOC_MAX (1024 * 1024)
 
@@ -650,13 +651,6 @@ static json_object *str_or_null(const char *s)
     return s ? json_object_new_string(s) : NULL;
 }
 
-static json_object *strv_json(const cn_strv *v)
-{
-    json_object *a = json_object_new_array();
-    for (size_t i = 0; i < v->len; i++) json_object_array_add(a, json_object_new_string(v->items[i]));
-    return a;
-}
-
 json_object *cn_meta_to_json(const cn_skill_meta *m)
 {
     json_object *o = json_object_new_object(), *inputs, *outputs, *reqs;
@@ -672,7 +666,7 @@ json_object *cn_meta_to_json(const cn_skill_meta *m)
         json_object_object_add(e, "required", json_object_new_boolean(in->required));
         json_object_object_add(e, "default", json_object_get(in->default_value));
         json_object_object_add(e, "description", json_object_new_string(in->description ? in->description : ""));
-        json_object_object_add(e, "enum", in->enum_values.len ? strv_json(&in->enum_values) : NULL);
+        json_object_object_add(e, "enum", in->enum_values.len ? cn_json_strv(&in->enum_values) : NULL);
         json_object_object_add(e, "is_line_number", json_object_new_boolean(in->is_line_number));
         json_object_array_add(inputs, e);
     }
@@ -681,13 +675,13 @@ json_object *cn_meta_to_json(const cn_skill_meta *m)
     json_object_object_add(outputs, "type_hint", json_object_new_string(m->outputs.type_hint));
     json_object_object_add(outputs, "description",
                            json_object_new_string(m->outputs.description ? m->outputs.description : ""));
-    json_object_object_add(outputs, "line_fields", strv_json(&m->outputs.line_fields));
+    json_object_object_add(outputs, "line_fields", cn_json_strv(&m->outputs.line_fields));
     json_object_object_add(o, "outputs", outputs);
     json_object_object_add(o, "async_capable", json_object_new_boolean(m->async_capable));
     json_object_object_add(o, "cacheable", json_object_new_boolean(m->cacheable));
     json_object_object_add(o, "cost", json_object_new_string(cn_cost_name(m->cost)));
-    json_object_object_add(o, "dependencies", strv_json(&m->dependencies));
-    json_object_object_add(o, "resources", strv_json(&m->resources));
+    json_object_object_add(o, "dependencies", cn_json_strv(&m->dependencies));
+    json_object_object_add(o, "resources", cn_json_strv(&m->resources));
     json_object_object_add(o, "operator", str_or_null(m->operator_name));
     json_object_object_add(o, "defaults", json_object_get(m->defaults));
     reqs = json_object_new_array();

@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdarg.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 char *cn_strdup(const char *s)
 {
@@ -74,4 +76,52 @@ int cn_file_read(const char *path, size_t max_bytes, char **out, size_t *len)
     *out = data;
     if (len) *len = n;
     return 0;
+}
+
+int cn_file_write_atomic(const char *path, const char *data, size_t len)
+{
+    cn_buf tmp = CN_BUF_INIT;
+    size_t off = 0;
+    int fd, rc = 0;
+
+    cn_buf_printf(&tmp, "%s.tmp.XXXXXX", path);
+    if (tmp.oom || tmp.data == NULL) {
+        cn_buf_free(&tmp);
+        return cn_error_set(CN_ENOMEM, "out of memory");
+    }
+    if ((fd = mkstemp(tmp.data)) < 0) {
+        rc = cn_error_set(CN_EIO, "%s: cannot create a temporary file: %s", path, strerror(errno));
+        cn_buf_free(&tmp);
+        return rc;
+    }
+    while (rc == 0 && off < len) {
+        ssize_t w = write(fd, data + off, len - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) rc = cn_error_set(CN_EIO, "%s: write failed: %s", tmp.data, strerror(errno));
+        else off += (size_t)w;
+    }
+    /* mkstemp makes the file private; what is written here is meant to be read */
+    if (rc == 0 && fchmod(fd, 0644) != 0)
+        rc = cn_error_set(CN_EIO, "%s: chmod failed: %s", tmp.data, strerror(errno));
+    if (rc == 0 && fsync(fd) != 0) rc = cn_error_set(CN_EIO, "%s: fsync failed: %s", tmp.data, strerror(errno));
+    if (close(fd) != 0 && rc == 0) rc = cn_error_set(CN_EIO, "%s: close failed: %s", tmp.data, strerror(errno));
+    if (rc == 0 && rename(tmp.data, path) != 0)
+        rc = cn_error_set(CN_EIO, "%s: cannot rename into place: %s", path, strerror(errno));
+    if (rc < 0) unlink(tmp.data);
+    cn_buf_free(&tmp);
+    return rc;
+}
+
+char *cn_strprintf(const char *fmt, ...)
+{
+    cn_buf b = CN_BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    cn_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    if (b.oom || b.data == NULL) {
+        cn_buf_free(&b);
+        return b.oom ? NULL : cn_strdup("");
+    }
+    return cn_buf_steal(&b);
 }

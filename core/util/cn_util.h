@@ -74,6 +74,12 @@ char *cn_path_join(const char *a, const char *b);
 bool cn_str_has_suffix(const char *s, const char *suffix);
 /* Reads a whole file (NUL-terminated).  Errors name the path. */
 int cn_file_read(const char *path, size_t max_bytes, char **out, size_t *len);
+/* Writes data[0, len) to `path` all or nothing: a temporary file beside
+ * it (mode 0644), fsync, rename.  A reader never sees half a file and a
+ * crash leaves the old one.  Errors (CN_EIO, CN_ENOMEM) name the path. */
+int cn_file_write_atomic(const char *path, const char *data, size_t len);
+/* printf into a new string; NULL on ENOMEM. */
+char *cn_strprintf(const char *fmt, ...) CN_PRINTF(1, 2);
 
 /* ---- processes (cn_proc.c) ---------------------------------------------- */
 /* Runs argv[0] (searched on PATH) with stdin and stderr on /dev/null and

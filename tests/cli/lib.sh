@@ -35,3 +35,18 @@ rc_is() { [ "$rc" -eq "$1" ]; }
 export HOME="$TMPBASE/home"
 export CODENIB_HOME="$TMPBASE/home/.codenib"
 mkdir -p "$HOME"
+
+# start_fake_openai SCRIPT: starts tests/llm/fake_openai on loopback with
+# SCRIPT's replies (requests logged to $TMPBASE/log.jsonl); sets $server
+# (its pid, killed on exit) and $port.  Bails out if it does not start.
+start_fake_openai() {
+  rm -f "$TMPBASE/port"
+  "$CN_FAKE_OPENAI" --port-file "$TMPBASE/port" --script "$1" --log "$TMPBASE/log.jsonl" &
+  server=$!
+  trap 'kill $server 2>/dev/null; rm -rf "$TMPBASE"' EXIT
+  while [ ! -s "$TMPBASE/port" ]; do
+    kill -0 "$server" 2>/dev/null || { echo "Bail out! fake_openai did not start"; exit 1; }
+    sleep 0.05
+  done
+  port=$(cat "$TMPBASE/port")
+}

@@ -60,12 +60,7 @@ cat > "$TMPBASE/script.jsonl" <<'EOF'
 {"endpoint": "chat", "body": {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read", "arguments": "{\"path\": \"pkg/pool.py\"}"}}]}}
 {"endpoint": "chat", "body": {"role": "assistant", "content": "The length check is wrong.\nFiles: pkg/pool.py\nSymbols: pkg/pool.py:ConnectionPool._check\nLocations: pkg/pool.py:12-13"}}
 EOF
-"$CN_FAKE_OPENAI" --port-file "$TMPBASE/port" --script "$TMPBASE/script.jsonl" --log "$TMPBASE/log.jsonl" &
-server=$!
-trap 'kill $server 2>/dev/null; rm -rf "$TMPBASE"' EXIT
-i=0
-while [ ! -s "$TMPBASE/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-port=$(cat "$TMPBASE/port")
+start_fake_openai "$TMPBASE/script.jsonl"
 CODENIB_API_KEY=k cn query --repo "$repo" --cache-dir "$cache" --model fake-chat \
   --base-url "http://127.0.0.1:$port/v1" --trace "$TMPBASE/trace.jsonl" --json "$q"
 check "agent query exits 0" rc_is 0
