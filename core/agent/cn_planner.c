@@ -3,6 +3,7 @@
 #include "cn_planner.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,24 +13,41 @@
 
 #include "../index/cn_index.h"
 #include "cn_seeds.h"
+#include "../plugin/cn_host.h"
 
 #define SEED_LIMIT 12
 #define ERROR_LIMIT 4
 /* Fusion weights: an anchor of a seed that resolved exactly is the
  * strongest evidence there is (the question named that symbol); the
- * route's own BM25 fallback repeats bm25_search, so it counts little. */
+ * route's own BM25 fallback repeats bm25_search, so it counts little.  An
+ * issue's title says in a few words what its body says at length, so
+ * BM25 over the title alone counts double; names matched over the whole
+ * question are noisier (every word of a long report) than over the title;
+ * quoted text found verbatim is rare and telling.  The figures come from
+ * `codenib eval` on the development set (bench/README.md has the ablation
+ * of each signal). */
 #define W_ROUTE_EXACT 3.0
 #define W_ROUTE_QUERY 0.5
 #define W_BM25 1.0
 #define W_BM25_SEEDS 1.0
 #define W_BM25_ERRORS 1.0
+#define W_BM25_TITLE 2.0
 #define W_HYBRID 1.0
-/* Graph expansion: a neighbour gets this share of its root's score; the
- * top this-many symbol nodes are expanded, each with at most EXPAND_TOP_K
- * callers and callees. */
-#define EXPAND_DECAY 0.5
+#define W_NAMES 0.5
+#define W_NAMES_TITLE 1.0
+#define W_LITERAL 2.0
+/* Graph expansion: a neighbour gets this share of its root's score (less
+ * for a class: its callers are whoever makes one); the top this-many
+ * symbol nodes are expanded, each with at most EXPAND_TOP_K callers and
+ * callees. */
+#define EXPAND_DECAY 0.3
+#define EXPAND_CLASS 0.3
 #define EXPAND_ROOTS 3
 #define EXPAND_TOP_K 10
+/* A symbol's rank weighs its file's standing: (file / best file)^FILE_POWER. */
+#define FILE_POWER 2.0
+/* Seeds shorter than this ("x", "df") name no one symbol. */
+#define MIN_SEED_LEN 3
 
 typedef struct run {
     cn_registry *reg;
@@ -107,13 +125,6 @@ static int call_skill(run *r, const char *id, json_object *args, json_object **r
     return r->failures.oom ? CN_ENOMEM : rc;
 }
 
-static json_object *strv_json(const cn_strv *v)
-{
-    json_object *a = json_object_new_array();
-    for (size_t i = 0; a && i < v->len; i++) json_object_array_add(a, json_object_new_string(v->items[i]));
-    return a;
-}
-
 static json_object *search_args(const run *r, const char *query)
 {
     json_object *a = json_object_new_object();
@@ -186,7 +197,7 @@ static int retrieve_route(run *r)
     int rc;
     if (r->seeds.len == 0) return 0;   /* the route would only repeat BM25 over the text */
     a = json_object_new_object();
-    json_object_object_add(a, "symbols", strv_json(&r->seeds));
+    json_object_object_add(a, "symbols", cn_json_strv(&r->seeds));
     json_object_object_add(a, "query", json_object_new_string(r->question));
     json_object_object_add(a, "top_k", json_object_new_int64((int64_t)r->o.candidates));
     json_object_object_add(a, "include_neighbors", json_object_new_boolean(1));
@@ -213,6 +224,46 @@ static int retrieve_search(run *r, const char *skill, const char *query, double 
     return rc < 0 ? rc : 0;
 }
 
+/* Symbols whose names carry `text` (cn_planner_names.c). */
+static int retrieve_names(run *r, const char *text, double weight, const char *label)
+{
+    json_object *hits = NULL;
+    int rc;
+    if (r->reg->index == NULL) return 0;
+    /* not counted in r->retrieved: names alone, with every retrieval
+     * skill refused, are too thin an answer to give */
+    if ((rc = cn_pl_name_matches(r->reg->index, text, r->o.candidates, &hits)) < 0) return rc;
+    rc = cn_pl_fuse_list(&r->pool, hits, weight, label);
+    json_object_put(hits);
+    return rc < 0 ? rc : 0;
+}
+
+/* Symbols holding the question's quoted text verbatim (cn_planner_literal.c). */
+static int retrieve_literals(run *r)
+{
+    json_object *hits = NULL;
+    int rc;
+    if (r->reg->index == NULL) return 0;
+    if ((rc = cn_pl_literal_matches(r->reg->index, r->question, &r->errors, r->o.candidates, &hits, NULL)) < 0)
+        return rc;
+    rc = cn_pl_fuse_list(&r->pool, hits, W_LITERAL, "quoted text found here");
+    json_object_put(hits);
+    return rc < 0 ? rc : 0;
+}
+
+/* The question's first non-blank line when more follows (an issue's
+ * title), else NULL; *oom on ENOMEM. */
+static char *title_of(const char *q, int *oom)
+{
+    size_t n;
+    char *t;
+    q += strspn(q, " \t\r\n");
+    n = strcspn(q, "\r\n");
+    if (q[n + strspn(q + n, " \t\r\n")] == '\0') return NULL;
+    if ((t = cn_strndup(q, n)) == NULL) *oom = 1;
+    return t;
+}
+
 static char *joined(const cn_strv *v)
 {
     cn_buf b = CN_BUF_INIT;
@@ -227,15 +278,21 @@ static bool want_vectors(const run *r)
 
 static int retrieve(run *r)
 {
-    char *s = joined(&r->seeds), *e = joined(&r->errors);
-    int rc = s && e ? 0 : CN_ENOMEM;
+    int oom = 0;
+    char *s = joined(&r->seeds), *e = joined(&r->errors), *title = title_of(r->question, &oom);
+    int rc = s && e && !oom ? 0 : CN_ENOMEM;
     if (rc == 0) rc = retrieve_route(r);
     if (rc == 0) rc = retrieve_search(r, "bm25_search", r->question, W_BM25, "bm25");
     if (rc == 0) rc = retrieve_search(r, "bm25_search", s, W_BM25_SEEDS, "bm25 over the seeds");
     if (rc == 0) rc = retrieve_search(r, "bm25_search", e, W_BM25_ERRORS, "bm25 over the error text");
+    if (rc == 0) rc = retrieve_search(r, "bm25_search", title, W_BM25_TITLE, "bm25 over the title");
     if (rc == 0 && want_vectors(r)) rc = retrieve_search(r, "hybrid_search", r->question, W_HYBRID, "hybrid");
+    if (rc == 0) rc = retrieve_names(r, r->question, W_NAMES, "name match");
+    if (rc == 0 && title != NULL) rc = retrieve_names(r, title, W_NAMES_TITLE, "name matches the title");
+    if (rc == 0) rc = retrieve_literals(r);
     free(s);
     free(e);
+    free(title);
     return rc;
 }
 
@@ -303,7 +360,8 @@ static int expand(run *r)
         for (size_t k = 0; k < n && roots < EXPAND_ROOTS && rc == 0; k++) {
             const cn_pl_node *nd = &r->pool.items[order[k]];
             if (!cn_pl_is_symbol_type(nd->type)) continue;
-            scores[roots++] = nd->score;
+            /* a class's callers are whoever makes one: they say little */
+            scores[roots++] = nd->score * (strcmp(nd->type, "class") == 0 ? EXPAND_CLASS : 1.0);
             if (cn_strv_push(&names, nd->name) < 0) rc = CN_ENOMEM;
         }
         for (size_t i = 0; i < names.len && rc == 0; i++) {
@@ -360,7 +418,7 @@ static int fold_symbol(const run *r, const cn_pl_node *n, folded *out)
 
 static json_object *why_json(const cn_strv *why)
 {
-    return strv_json(why);
+    return cn_json_strv(why);
 }
 
 static int add_symbol(cn_plan *p, const cn_pl_node *n, const folded *f, cn_buf *evidence)
@@ -388,14 +446,53 @@ static int add_symbol(cn_plan *p, const cn_pl_node *n, const folded *f, cn_buf *
     return rc;
 }
 
+/* A file's score in the ranked files (0 when it is not there). */
+static double file_score(const cn_plan *p, const char *path)
+{
+    for (size_t i = 0; i < json_object_array_length(p->files); i++) {
+        json_object *f = json_object_array_get_idx(p->files, i), *v = NULL;
+        if (json_object_object_get_ex(f, "path", &v) && strcmp(json_object_get_string(v), path) == 0)
+            return json_object_object_get_ex(f, "score", &v) ? json_object_get_double(v) : 0;
+    }
+    return 0;
+}
+
+typedef struct ranked_sym {
+    const cn_pl_node *n;
+    double score;
+} ranked_sym;
+
+static int cmp_ranked(const void *a, const void *b)
+{
+    const ranked_sym *x = a, *y = b;
+    if (x->score != y->score) return x->score > y->score ? -1 : 1;
+    return strcmp(x->n->name, y->n->name);
+}
+
+/* Symbols of the answer's files, each node's score weighed by how its
+ * file ranks against the best file ((file / best)^FILE_POWER): a strong
+ * node in a weak file is more often a coincidence than a weaker one in the
+ * file everything points at. */
 static int build_symbols(const run *r, const size_t *order, cn_plan *p, cn_buf *evidence)
 {
     cn_strv seen = CN_STRV_INIT;
-    int rc = 0;
-    for (size_t k = 0; k < r->pool.len && seen.len < r->o.max_symbols && rc == 0; k++) {
+    ranked_sym *cand = calloc(r->pool.len ? r->pool.len : 1, sizeof *cand);
+    size_t nc = 0;
+    double top = p->contract.files.len ? file_score(p, p->contract.files.items[0]) : 0;
+    int rc = cand ? 0 : CN_ENOMEM;
+
+    for (size_t k = 0; rc == 0 && k < r->pool.len; k++) {
         const cn_pl_node *n = &r->pool.items[order[k]];
-        folded f;
+        double fs;
         if (!cn_pl_is_symbol_type(n->type) || !cn_strv_contains(&p->contract.files, n->path)) continue;
+        fs = file_score(p, n->path);
+        cand[nc].n = n;
+        cand[nc++].score = top > 0 && fs > 0 ? n->score * pow(fs / top, FILE_POWER) : n->score;
+    }
+    if (rc == 0) qsort(cand, nc, sizeof *cand, cmp_ranked);
+    for (size_t k = 0; k < nc && seen.len < r->o.max_symbols && rc == 0; k++) {
+        const cn_pl_node *n = cand[k].n;
+        folded f;
         if ((rc = fold_symbol(r, n, &f)) < 0) break;
         if (!cn_strv_contains(&seen, f.name)) {
             rc = cn_strv_push(&seen, f.name);
@@ -405,6 +502,7 @@ static int build_symbols(const run *r, const size_t *order, cn_plan *p, cn_buf *
         }
         free(f.name);
     }
+    free(cand);
     cn_strv_free(&seen);
     return rc < 0 ? CN_ENOMEM : 0;
 }
@@ -483,9 +581,22 @@ static int collect_paths(run *r)
     return 0;
 }
 
+/* Seeds too short to name one symbol ("x", "df") anchor the route on
+ * whatever happens to be called that. */
+static void drop_short_seeds(cn_strv *seeds)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < seeds->len; i++) {
+        if (strlen(seeds->items[i]) < MIN_SEED_LEN) free(seeds->items[i]);
+        else seeds->items[k++] = seeds->items[i];
+    }
+    seeds->len = k;
+}
+
 static int prepare(run *r)
 {
     int rc = cn_seeds_extract(r->question, r->o.seeds, SEED_LIMIT, &r->seeds);
+    if (rc >= 0) drop_short_seeds(&r->seeds);
     if (rc >= 0) rc = cn_seeds_error_strings(r->question, ERROR_LIMIT, &r->errors);
     if (rc >= 0) rc = collect_paths(r);
     if (rc >= 0) rc = cn_pl_pool_init(&r->pool);

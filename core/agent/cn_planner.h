@@ -127,4 +127,20 @@ int cn_pl_path_mentioned(const char *path, const cn_strv *paths);
  * bonus. */
 json_object *cn_pl_rank_files(const cn_pl_pool *p, const size_t *order, const cn_strv *paths);
 
+/* Name matching (cn_planner_names.c): the index's functions, methods and
+ * classes (test files left out) ranked by how much of `question` their
+ * names carry, best first, at most top_k, as skill-shaped hits
+ * (node_name, type, file, lines, node_id, score).  CN_ENOMEM. */
+struct cn_index;
+int cn_pl_name_matches(const struct cn_index *idx, const char *question, size_t top_k, json_object **out);
+
+/* Literal matching (cn_planner_literal.c): the question's error strings
+ * (`errors`), quoted code spans with punctuation and --options, looked up
+ * verbatim (or by their longest whole-word prefix) in the repository's
+ * non-test sources; the symbols holding them, best first (a literal held
+ * by n symbols gives each 1/n), at most top_k, as skill-shaped hits.
+ * `used` (may be NULL) receives the literals that matched, as matched. */
+int cn_pl_literal_matches(const struct cn_index *idx, const char *question, const cn_strv *errors,
+                          size_t top_k, json_object **out, cn_strv *used);
+
 #endif /* CN_PLANNER_H */

@@ -14,6 +14,7 @@
  * the question named it, which BM25 alone may rank low in long prose. */
 #define BONUS_DOTTED 1.0
 #define BONUS_SHORT 0.6
+#define BONUS_PART 0.5
 /* A node in a file the question names, and that file itself. */
 #define BONUS_PATH_NODE 0.3
 #define BONUS_PATH_FILE 1.0
@@ -203,6 +204,18 @@ static int ends_with_part(const char *s, const char *suffix)
     return m > 0 && m <= n && strcmp(s + n - m, suffix) == 0 && (m == n || s[n - m - 1] == '.');
 }
 
+/* Whether `seed` is a whole underscore-separated part of `name` other
+ * than all of it ("_print_Product" has "Product"; "DotProduct" does not):
+ * the naming conventions of dispatch tables, visitors and hooks. */
+static int has_part(const char *name, const char *seed)
+{
+    size_t m = strlen(seed);
+    if (m < 4) return 0;
+    for (const char *p = strstr(name, seed); p != NULL; p = strstr(p + 1, seed))
+        if ((p == name || p[-1] == '_') && (p[m] == '\0' || p[m] == '_') && !(p == name && p[m] == '\0')) return 1;
+    return 0;
+}
+
 /* The bonus of one node for the question's seeds (the best match). */
 static int seed_bonus(cn_pl_node *n, const cn_strv *seeds)
 {
@@ -219,7 +232,8 @@ static int seed_bonus(cn_pl_node *n, const cn_strv *seeds)
             b = ends_with_part(full, d) ? BONUS_DOTTED : 0;
         } else {
             const char *last = strrchr(full, '.');
-            b = last != NULL && strcmp(last + 1, d) == 0 ? BONUS_SHORT : 0;
+            b = last != NULL && strcmp(last + 1, d) == 0 ? BONUS_SHORT
+                : last != NULL && has_part(last + 1, d) ? BONUS_PART : 0;
         }
         if (b > best) best = b, best_seed = seeds->items[i];
         free(d);

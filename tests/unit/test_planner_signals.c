@@ -1,0 +1,251 @@
+/* The offline planner's own signals, checked on a repository written by
+ * the test: name matching (cn_pl_name_matches: fields, rarity, prose and
+ * short words ignored, nested definitions left out, interactive output
+ * weighed down) and literal matching (cn_pl_literal_matches: verbatim
+ * text, the longest whole-word prefix of a message that ends in the
+ * user's values, --options, test files and over-common text left out). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent/cn_planner.h"
+#include "index/cn_compile.h"
+#include "index/cn_index.h"
+#include "tap.h"
+
+static char tmpdir[512];
+
+static void write_file(const char *rel, const char *text)
+{
+    char path[1024], *slash;
+    snprintf(path, sizeof path, "%s/repo/%s", tmpdir, rel);
+    for (slash = strchr(path + strlen(tmpdir) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        mkdir(path, 0755);
+        *slash = '/';
+    }
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static void write_repo(void)
+{
+    cn_buf many = CN_BUF_INIT;
+    write_file("pkg/__init__.py", "");
+    write_file("pkg/printing/latex.py",
+               "class LatexPrinter:\n"
+               "    def _print_Poly(self, poly):\n"
+               "        return 'poly'\n"
+               "\n"
+               "    def _print_Sum(self, expr):\n"
+               "        return 'sum'\n"
+               "\n"
+               "    def _use_unicode(self):\n"
+               "        return False\n");
+    write_file("pkg/printing/pretty.py",
+               "class PrettyPrinter:\n"
+               "    def _print_Sum(self, expr):\n"
+               "        return 'sum'\n"
+               "\n"
+               "    def _print_Product(self, expr):\n"
+               "        return 'product'\n"
+               "\n"
+               "    def _print_DotProduct(self, expr):\n"
+               "        return 'dot'\n");
+    write_file("pkg/options.py",
+               "class OptionError(Exception):\n"
+               "    pass\n"
+               "\n"
+               "\n"
+               "def build_options(domain):\n"
+               "    if domain is None:\n"
+               "        raise OptionError('expected a valid domain specification, got %s' % domain)\n"
+               "    return domain\n"
+               "\n"
+               "\n"
+               "def add_options(parser):\n"
+               "    parser.addoption('--collect-only', action='store_true')\n"
+               "\n"
+               "\n"
+               "def the_call_would_fail():\n"
+               "    return None\n"
+               "\n"
+               "\n"
+               "def get_x_df():\n"
+               "    return 42\n"
+               "\n"
+               "\n"
+               "def outer():\n"
+               "    def helper_frobnicate():\n"
+               "        return 1\n"
+               "    return helper_frobnicate()\n");
+    write_file("tests/test_options.py",
+               "def test_message():\n"
+               "    assert 'expected a valid domain specification, got x'\n");
+    for (int i = 0; i < 45; i++)
+        cn_buf_printf(&many, "def common_%d():\n    return 'shared boilerplate text'\n\n\n", i);
+    write_file("pkg/many.py", many.data);
+    cn_buf_free(&many);
+}
+
+static struct cn_index *compile_repo(void)
+{
+    char repo[600], cache[600];
+    cn_compile_opts co;
+    cn_compile_result cr;
+    struct cn_index *idx = NULL;
+
+    snprintf(repo, sizeof repo, "%s/repo", tmpdir);
+    snprintf(cache, sizeof cache, "%s/cache", tmpdir);
+    memset(&co, 0, sizeof co);
+    co.repo = repo;
+    co.cache_dir = cache;
+    co.threads = 1;
+    if (cn_compile(&co, &cr) < 0) {
+        diag("compile: %s", cn_error_last()->message);
+        return NULL;
+    }
+    cn_compile_result_free(&cr);
+    if (cn_index_open_repo(repo, cache, &idx) < 0) diag("open: %s", cn_error_last()->message);
+    return idx;
+}
+
+static const char *hit_name(json_object *hits, size_t i)
+{
+    json_object *h = json_object_array_get_idx(hits, i), *v = NULL;
+    return h && json_object_object_get_ex(h, "node_name", &v) ? json_object_get_string(v) : NULL;
+}
+
+static bool has_hit(json_object *hits, const char *name)
+{
+    for (size_t i = 0; i < json_object_array_length(hits); i++)
+        if (strcmp(hit_name(hits, i), name) == 0) return true;
+    return false;
+}
+
+static bool any_hit_with(json_object *hits, const char *part)
+{
+    for (size_t i = 0; i < json_object_array_length(hits); i++)
+        if (strstr(hit_name(hits, i), part) != NULL) return true;
+    return false;
+}
+
+static json_object *names(struct cn_index *idx, const char *q)
+{
+    json_object *hits = NULL;
+    if (cn_pl_name_matches(idx, q, 20, &hits) < 0) diag("names: %s", cn_error_last()->message);
+    return hits;
+}
+
+static json_object *literals(struct cn_index *idx, const char *q, const char *error, cn_strv *used)
+{
+    cn_strv errors = CN_STRV_INIT;
+    json_object *hits = NULL;
+    if (error) cn_strv_push(&errors, error);
+    if (cn_pl_literal_matches(idx, q, &errors, 20, &hits, used) < 0) diag("literals: %s", cn_error_last()->message);
+    cn_strv_free(&errors);
+    return hits;
+}
+
+static void test_names(struct cn_index *idx)
+{
+    json_object *h;
+
+    h = names(idx, "LaTeX printer prints a Poly with the wrong order");
+    is_str(hit_name(h, 0), "pkg/printing/latex.py:LatexPrinter._print_Poly",
+           "names: the method whose name and class carry the question comes first");
+    json_object_put(h);
+
+    h = names(idx, "Product pretty print could be improved");
+    is_str(hit_name(h, 0), "pkg/printing/pretty.py:PrettyPrinter._print_Product",
+           "names: all of a name explained beats a longer name half explained");
+    ok(has_hit(h, "pkg/printing/pretty.py:PrettyPrinter._print_DotProduct"), "names: the partial match still ranks");
+    json_object_put(h);
+
+    h = names(idx, "the and should would which there");
+    ok(h != NULL && json_object_array_length(h) == 0, "names: English function words match nothing");
+    json_object_put(h);
+
+    h = names(idx, "x y 42 df");
+    ok(h != NULL && json_object_array_length(h) == 0, "names: short words and numbers match nothing");
+    json_object_put(h);
+
+    h = names(idx, "helper frobnicate is slow");
+    ok(h != NULL && !any_hit_with(h, "helper_frobnicate"), "names: a function nested in another is no candidate");
+    json_object_put(h);
+
+    h = names(idx, "shared boilerplate test message");
+    ok(h != NULL && !any_hit_with(h, "tests/"), "names: test files are left out");
+    json_object_put(h);
+
+    /* a session's output names nothing: "Sum" printed by the session
+     * weighs less than "Poly" in the code the user ran */
+    h = names(idx, "Printing is wrong\n```\n>>> latex(Poly(x))\nSum Sum Sum\n```\n");
+    is_str(hit_name(h, 0), "pkg/printing/latex.py:LatexPrinter._print_Poly",
+           "names: interactive output weighs less than the code typed");
+    json_object_put(h);
+}
+
+static void test_literals(struct cn_index *idx)
+{
+    cn_strv used = CN_STRV_INIT;
+    json_object *h;
+
+    h = literals(idx, "OptionError raised", "expected a valid domain specification, got RR[y,z]", &used);
+    is_str(hit_name(h, 0), "pkg/options.py:build_options",
+           "literals: a message ending in the user's values is found by its prefix");
+    ok(json_object_array_length(h) == 1, "literals: only the source holds it (the test file is left out)");
+    is_str(used.len ? used.items[0] : NULL, "expected a valid domain specification, got",
+           "literals: the prefix used ends at a whole word");
+    json_object_put(h);
+    cn_strv_free(&used);
+
+    h = literals(idx, "`--collect-only` needs a one char shortcut", NULL, NULL);
+    is_str(hit_name(h, 0), "pkg/options.py:add_options", "literals: a quoted --option is found verbatim");
+    json_object_put(h);
+
+    h = literals(idx, "pytest --collect-only is long to type", NULL, NULL);
+    is_str(hit_name(h, 0), "pkg/options.py:add_options", "literals: an --option in prose too");
+    json_object_put(h);
+
+    h = literals(idx, "`no_such.thing[0]` and `other-missing-text`", "nothing like this appears anywhere", NULL);
+    ok(h != NULL && json_object_array_length(h) == 0, "literals: text found nowhere gives no hits");
+    json_object_put(h);
+
+    h = literals(idx, "`shared boilerplate text` is everywhere", NULL, NULL);
+    ok(h != NULL && json_object_array_length(h) == 0, "literals: text held by more than 40 symbols says nothing");
+    json_object_put(h);
+
+    h = literals(idx, "plain words only", NULL, NULL);
+    ok(h != NULL && json_object_array_length(h) == 0, "literals: no quoted text, no hits");
+    json_object_put(h);
+}
+
+int main(void)
+{
+    const char *base = getenv("TMPDIR");
+    struct cn_index *idx;
+    char cmd[600];
+
+    snprintf(tmpdir, sizeof tmpdir, "%s/cn_plsig_XXXXXX", base && *base ? base : "/tmp");
+    if (mkdtemp(tmpdir) == NULL) {
+        printf("Bail out! mkdtemp failed\n");
+        return 1;
+    }
+    write_repo();
+    idx = compile_repo();
+    ok(idx != NULL, "the test repository compiles");
+    if (idx != NULL) {
+        test_names(idx);
+        test_literals(idx);
+        cn_index_close(idx);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0) diag("could not remove %s", tmpdir);
+    return tap_done();
+}
