@@ -59,7 +59,10 @@ static int ensure_compiled(const cn_query_opts *o)
     co.cache_dir = o->cache_dir;
     co.progress = o->progress ? on_compile : NULL;
     co.progress_data = (void *)o;
-    rc = cn_compile(&co, &res);
+    rc = o->indexes != NULL && cn_strv_split(&co.indexes, o->indexes, ',') < 0
+             ? cn_error_set(CN_ENOMEM, "out of memory")
+             : cn_compile(&co, &res);
+    cn_strv_free(&co.indexes);
     cn_compile_result_free(&res);
     return rc < 0 ? cn_error_prefix("compiling %s for the query", o->repo) : 0;
 }
@@ -123,13 +126,15 @@ static int prepare_registry(const cn_query_opts *o, cn_registry **own, cn_regist
     return 0;
 }
 
-static int run_offline(cn_registry *reg, const char *question, json_object *out)
+static int run_offline(const cn_query_opts *o, cn_registry *reg, const char *question, json_object *out)
 {
     cn_planner_options po;
     cn_plan plan;
     int rc;
 
     cn_planner_options_init(&po);
+    if (o->max_files > 0) po.max_files = o->max_files;
+    if (o->max_symbols > 0) po.max_symbols = po.max_locations = o->max_symbols;
     memset(&plan, 0, sizeof plan);
     if ((rc = cn_planner_run(reg, question, &po, &plan)) < 0) return rc;
     json_object_object_add(out, "mode", json_object_new_string("offline"));
@@ -204,7 +209,7 @@ int cn_query_run(const cn_query_opts *o, const char *question, json_object **res
 {
     cn_registry *own = NULL, *reg = NULL;
     const char *env_model = getenv("CODENIB_MODEL");
-    bool with_model = o->model != NULL || (env_model != NULL && *env_model != '\0');
+    bool with_model = !o->offline && (o->model != NULL || (env_model != NULL && *env_model != '\0'));
     json_object *out;
     int rc;
 
@@ -215,7 +220,7 @@ int cn_query_run(const cn_query_opts *o, const char *question, json_object **res
         cn_registry_free(own);
         return cn_error_set(CN_ENOMEM, "out of memory");
     }
-    rc = with_model ? run_agent(o, reg, question, out) : run_offline(reg, question, out);
+    rc = with_model ? run_agent(o, reg, question, out) : run_offline(o, reg, question, out);
     cn_registry_free(own);
     if (rc < 0) {
         json_object_put(out);

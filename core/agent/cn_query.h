@@ -22,7 +22,12 @@ typedef struct cn_query_opts {
 
     const char *cache_dir;         /* with repo: where its index lives */
     bool no_compile;               /* with repo: fail instead of compiling */
+    const char *indexes;           /* with repo: what a compile builds ("bm25,graph,vector"),
+                                    * NULL for the compiler's default */
     const char *model;             /* chat model; NULL: CODENIB_MODEL; none: offline */
+    bool offline;                  /* the offline planner even when CODENIB_MODEL is set */
+    size_t max_files;              /* offline: ranked files kept, 0 for the planner's default */
+    size_t max_symbols;            /* offline: ranked symbols kept, 0 for the planner's default */
     const char *base_url;
     const char *skills;            /* comma-separated allow list, or NULL */
     const char *harness;           /* harness spec file (YAML or JSON), or NULL */

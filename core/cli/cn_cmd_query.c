@@ -12,6 +12,7 @@ static void query_usage(FILE *f)
 {
     fputs("usage: codenib query [--repo R [--cache-dir D] | --manifest M] [--model M [--base-url URL]]\n"
           "                     [--skills A,B,...] [--harness FILE] [--max-turns N] [--trace FILE]\n"
+          "                     [--offline] [--max-files N] [--max-symbols N] [--index LIST]\n"
           "                     [--no-compile] [--json] [--quiet] \"question\"\n"
           "\n"
           "Answers where in a repository a change belongs:\n"
@@ -35,6 +36,11 @@ static void query_usage(FILE *f)
           "  --harness FILE   agent options (YAML or JSON harness spec)\n"
           "  --max-turns N    agent turns at most\n"
           "  --trace FILE     write the agent's trace and context ledger (JSON Lines)\n"
+          "  --index LIST     what a compile on first use builds (default bm25,graph;\n"
+          "                   add vector for embed-local vectors and hybrid search)\n"
+          "  --offline        the offline planner even when CODENIB_MODEL is set\n"
+          "  --max-files N    offline: files in the answer (default 5)\n"
+          "  --max-symbols N  offline: symbols and locations in the answer (default 10)\n"
           "  --no-compile     fail instead of compiling a missing or stale index\n"
           "  --json           print the whole result as JSON\n"
           "  --quiet          no progress display\n"
@@ -86,6 +92,17 @@ int cn_cmd_query(int argc, char **argv)
             if (*end != '\0' || n < 1 || n > 1000)
                 return cn_cli_usage_error("query", "--max-turns takes a number from 1 to 1000, not '%s'", argv[i]);
             o.max_turns = (int)n;
+        } else if ((strcmp(a, "--max-files") == 0 || strcmp(a, "--max-symbols") == 0) && val) {
+            char *end;
+            long n = strtol(argv[++i], &end, 10);
+            if (*end != '\0' || n < 1 || n > 500)
+                return cn_cli_usage_error("query", "%s takes a number from 1 to 500, not '%s'", a, argv[i]);
+            if (a[6] == 'f') o.max_files = (size_t)n;
+            else o.max_symbols = (size_t)n;
+        } else if (strcmp(a, "--index") == 0 && val) {
+            o.indexes = argv[++i];
+        } else if (strcmp(a, "--offline") == 0) {
+            o.offline = true;
         } else if (strcmp(a, "--no-compile") == 0) {
             o.no_compile = true;
         } else if (strcmp(a, "--json") == 0) {
