@@ -12,6 +12,7 @@ static void usage(FILE *f)
           "\n"
           "Commands:\n"
           "  query    answer where a change belongs: Files / Symbols / Locations\n"
+          "  eval     measure localization on a dataset of real issues (Acc@k, report)\n"
           "  compile  compile a repository into indexes (nodes, BM25, symbol graph, vectors)\n"
           "  status   say whether a repository's index is fresh or stale, and why\n"
           "  skills   list, show and describe the installed skills\n"
@@ -58,6 +59,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "status") == 0) return cn_cmd_status(argc - 1, argv + 1);
     if (strcmp(cmd, "plugins") == 0) return cn_cmd_plugins(argc - 1, argv + 1);
     if (strcmp(cmd, "query") == 0) return cn_cmd_query(argc - 1, argv + 1);
+    if (strcmp(cmd, "eval") == 0) return cn_cmd_eval(argc - 1, argv + 1);
     fprintf(stderr, "codenib: '%s' is not a command.\n\n", cmd);
     usage(stderr);
     return CN_EXIT_USAGE;
