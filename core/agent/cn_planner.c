@@ -61,6 +61,58 @@ typedef struct run {
     cn_buf failures;
 } run;
 
+static const struct {
+    const char *name;
+    unsigned bit;
+} signals[] = {
+    {"route", CN_PL_SIG_ROUTE},           {"bm25", CN_PL_SIG_BM25},
+    {"bm25-seeds", CN_PL_SIG_BM25_SEEDS}, {"bm25-errors", CN_PL_SIG_BM25_ERRORS},
+    {"title", CN_PL_SIG_TITLE},           {"hybrid", CN_PL_SIG_HYBRID},
+    {"names", CN_PL_SIG_NAMES},           {"literals", CN_PL_SIG_LITERALS},
+    {"expand", CN_PL_SIG_EXPAND},         {"seed-bonus", CN_PL_SIG_SEED_BONUS},
+    {"paths", CN_PL_SIG_PATHS},           {"file-weight", CN_PL_SIG_FILE_WEIGHT},
+    {"short-seeds", CN_PL_SIG_SHORT_SEEDS}, {"aside", CN_PL_SIG_ASIDE},
+};
+
+int cn_planner_signals_parse(const char *list, unsigned *mask)
+{
+    *mask = 0;
+    for (const char *p = list; p != NULL && *p;) {
+        size_t n = strcspn(p, ","), k;
+        for (k = 0; k < sizeof signals / sizeof signals[0]; k++)
+            if (strlen(signals[k].name) == n && strncmp(signals[k].name, p, n) == 0) break;
+        if (n > 0 && k == sizeof signals / sizeof signals[0]) {
+            cn_buf known = CN_BUF_INIT;
+            for (k = 0; k < sizeof signals / sizeof signals[0]; k++)
+                cn_buf_printf(&known, "%s%s", k ? ", " : "", signals[k].name);
+            cn_error_set(CN_EINVAL, "'%.*s' is no planner signal (known: %s)", (int)n, p,
+                         known.data ? known.data : "");
+            cn_buf_free(&known);
+            return CN_EINVAL;
+        }
+        if (n > 0) *mask |= signals[k].bit;
+        p += n + (p[n] == ',');
+    }
+    return 0;
+}
+
+char *cn_planner_signals_string(unsigned mask)
+{
+    cn_buf b = CN_BUF_INIT;
+    for (size_t k = 0; k < sizeof signals / sizeof signals[0]; k++)
+        if (mask & signals[k].bit) cn_buf_printf(&b, "%s%s", b.len ? "," : "", signals[k].name);
+    if (b.oom) {
+        cn_buf_free(&b);
+        return NULL;
+    }
+    return b.data ? cn_buf_steal(&b) : cn_strdup("");
+}
+
+static bool on(const run *r, unsigned sig)
+{
+    return (r->o.without & sig) == 0;
+}
+
 void cn_planner_options_init(cn_planner_options *o)
 {
     memset(o, 0, sizeof *o);
@@ -195,7 +247,7 @@ static int retrieve_route(run *r)
 {
     json_object *a, *res;
     int rc;
-    if (r->seeds.len == 0) return 0;   /* the route would only repeat BM25 over the text */
+    if (r->seeds.len == 0 || !on(r, CN_PL_SIG_ROUTE)) return 0;   /* without seeds the route would only repeat BM25 */
     a = json_object_new_object();
     json_object_object_add(a, "symbols", cn_json_strv(&r->seeds));
     json_object_object_add(a, "query", json_object_new_string(r->question));
@@ -281,15 +333,19 @@ static int retrieve(run *r)
     int oom = 0;
     char *s = joined(&r->seeds), *e = joined(&r->errors), *title = title_of(r->question, &oom);
     int rc = s && e && !oom ? 0 : CN_ENOMEM;
+    bool names = on(r, CN_PL_SIG_NAMES), with_title = title != NULL && on(r, CN_PL_SIG_TITLE);
     if (rc == 0) rc = retrieve_route(r);
-    if (rc == 0) rc = retrieve_search(r, "bm25_search", r->question, W_BM25, "bm25");
-    if (rc == 0) rc = retrieve_search(r, "bm25_search", s, W_BM25_SEEDS, "bm25 over the seeds");
-    if (rc == 0) rc = retrieve_search(r, "bm25_search", e, W_BM25_ERRORS, "bm25 over the error text");
-    if (rc == 0) rc = retrieve_search(r, "bm25_search", title, W_BM25_TITLE, "bm25 over the title");
-    if (rc == 0 && want_vectors(r)) rc = retrieve_search(r, "hybrid_search", r->question, W_HYBRID, "hybrid");
-    if (rc == 0) rc = retrieve_names(r, r->question, W_NAMES, "name match");
-    if (rc == 0 && title != NULL) rc = retrieve_names(r, title, W_NAMES_TITLE, "name matches the title");
-    if (rc == 0) rc = retrieve_literals(r);
+    if (rc == 0 && on(r, CN_PL_SIG_BM25)) rc = retrieve_search(r, "bm25_search", r->question, W_BM25, "bm25");
+    if (rc == 0 && on(r, CN_PL_SIG_BM25_SEEDS))
+        rc = retrieve_search(r, "bm25_search", s, W_BM25_SEEDS, "bm25 over the seeds");
+    if (rc == 0 && on(r, CN_PL_SIG_BM25_ERRORS))
+        rc = retrieve_search(r, "bm25_search", e, W_BM25_ERRORS, "bm25 over the error text");
+    if (rc == 0 && with_title) rc = retrieve_search(r, "bm25_search", title, W_BM25_TITLE, "bm25 over the title");
+    if (rc == 0 && want_vectors(r) && on(r, CN_PL_SIG_HYBRID))
+        rc = retrieve_search(r, "hybrid_search", r->question, W_HYBRID, "hybrid");
+    if (rc == 0 && names) rc = retrieve_names(r, r->question, W_NAMES, "name match");
+    if (rc == 0 && names && with_title) rc = retrieve_names(r, title, W_NAMES_TITLE, "name matches the title");
+    if (rc == 0 && on(r, CN_PL_SIG_LITERALS)) rc = retrieve_literals(r);
     free(s);
     free(e);
     free(title);
@@ -349,7 +405,8 @@ static int expand(run *r)
 {
     size_t *order, roots = 0;
     int rc;
-    if ((rc = cn_pl_score(&r->pool, &r->seeds, &r->paths)) < 0) return rc;
+    const cn_strv *seeds = on(r, CN_PL_SIG_SEED_BONUS) ? &r->seeds : NULL;
+    if ((rc = cn_pl_score(&r->pool, seeds, &r->paths)) < 0 || !on(r, CN_PL_SIG_EXPAND)) return rc;
     if ((rc = expand_route_neighbors(r)) < 0) return rc;
     if ((order = cn_pl_order(&r->pool)) == NULL) return CN_ENOMEM;
     /* the roots are copied first: expansion adds nodes and moves the pool */
@@ -371,7 +428,7 @@ static int expand(run *r)
         cn_strv_free(&names);
     }
     free(order);
-    return rc < 0 ? rc : cn_pl_score(&r->pool, &r->seeds, &r->paths);
+    return rc < 0 ? rc : cn_pl_score(&r->pool, seeds, &r->paths);
 }
 
 /* ---- the contract ------------------------------------------------------- */
@@ -478,7 +535,7 @@ static int build_symbols(const run *r, const size_t *order, cn_plan *p, cn_buf *
     cn_strv seen = CN_STRV_INIT;
     ranked_sym *cand = calloc(r->pool.len ? r->pool.len : 1, sizeof *cand);
     size_t nc = 0;
-    double top = p->contract.files.len ? file_score(p, p->contract.files.items[0]) : 0;
+    double top = p->contract.files.len && on(r, CN_PL_SIG_FILE_WEIGHT) ? file_score(p, p->contract.files.items[0]) : 0;
     int rc = cand ? 0 : CN_ENOMEM;
 
     for (size_t k = 0; rc == 0 && k < r->pool.len; k++) {
@@ -525,7 +582,7 @@ static int build_contract(const run *r, cn_plan *p)
     char *text = NULL;
     int rc = 0;
 
-    p->files = cn_pl_rank_files(&r->pool, order ? order : (size_t[]){0}, &r->paths);
+    p->files = cn_pl_rank_files(&r->pool, order ? order : (size_t[]){0}, &r->paths, on(r, CN_PL_SIG_ASIDE));
     p->symbols = json_object_new_array();
     if (order == NULL || p->files == NULL || p->symbols == NULL) rc = CN_ENOMEM;
     for (size_t i = 0; rc == 0 && i < json_object_array_length(p->files) && p->contract.files.len < r->o.max_files;
@@ -596,9 +653,9 @@ static void drop_short_seeds(cn_strv *seeds)
 static int prepare(run *r)
 {
     int rc = cn_seeds_extract(r->question, r->o.seeds, SEED_LIMIT, &r->seeds);
-    if (rc >= 0) drop_short_seeds(&r->seeds);
+    if (rc >= 0 && on(r, CN_PL_SIG_SHORT_SEEDS)) drop_short_seeds(&r->seeds);
     if (rc >= 0) rc = cn_seeds_error_strings(r->question, ERROR_LIMIT, &r->errors);
-    if (rc >= 0) rc = collect_paths(r);
+    if (rc >= 0 && on(r, CN_PL_SIG_PATHS)) rc = collect_paths(r);
     if (rc >= 0) rc = cn_pl_pool_init(&r->pool);
     if (rc >= 0) {
         r->steps = json_object_new_array();

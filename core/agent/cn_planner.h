@@ -54,7 +54,34 @@ typedef struct cn_planner_options {
     size_t candidates;      /* per retriever, 50 */
     int use_vectors;        /* -1 auto (when the context has a vector index), 0 no, 1 yes */
     const cn_strv *seeds;   /* explicit seeds, may be NULL */
+    unsigned without;       /* CN_PL_SIG_* switched off (ablations), 0 */
 } cn_planner_options;
+
+/* The planner's signals, each of which can be switched off to measure
+ * what it is worth (`codenib eval --without`, bench/README.md). */
+#define CN_PL_SIG_ROUTE       (1u << 0)   /* lsp_route: anchors of the seeds */
+#define CN_PL_SIG_BM25        (1u << 1)   /* bm25_search over the question */
+#define CN_PL_SIG_BM25_SEEDS  (1u << 2)   /* ... over the seeds */
+#define CN_PL_SIG_BM25_ERRORS (1u << 3)   /* ... over the error strings */
+#define CN_PL_SIG_TITLE       (1u << 4)   /* ... over the title, and names over the title */
+#define CN_PL_SIG_HYBRID      (1u << 5)   /* hybrid_search (with a vector index) */
+#define CN_PL_SIG_NAMES       (1u << 6)   /* symbol names matched against the question */
+#define CN_PL_SIG_LITERALS    (1u << 7)   /* quoted text found verbatim */
+#define CN_PL_SIG_EXPAND      (1u << 8)   /* one hop of callers and callees */
+#define CN_PL_SIG_SEED_BONUS  (1u << 9)   /* a name that ends with a seed */
+#define CN_PL_SIG_PATHS       (1u << 10)  /* files the question names */
+#define CN_PL_SIG_FILE_WEIGHT (1u << 11)  /* symbols weighed by their file's rank */
+#define CN_PL_SIG_SHORT_SEEDS (1u << 12)  /* seeds under three characters dropped */
+#define CN_PL_SIG_ASIDE       (1u << 13)  /* files under doc/, examples/, benchmarks/ demoted */
+
+/* Parses a comma-separated list of signal names (route, bm25, bm25-seeds,
+ * bm25-errors, title, hybrid, names, literals, expand, seed-bonus, paths,
+ * file-weight, short-seeds, aside) into *mask.  CN_EINVAL names the unknown one
+ * and lists the known. */
+int cn_planner_signals_parse(const char *list, unsigned *mask);
+/* The names of the signals in mask, comma-separated in a fixed order ("" for
+ * none); NULL on ENOMEM. */
+char *cn_planner_signals_string(unsigned mask);
 
 void cn_planner_options_init(cn_planner_options *o);
 
@@ -122,10 +149,13 @@ size_t *cn_pl_order(const cn_pl_pool *p);
 int cn_pl_is_symbol_type(const char *type);
 /* Whether `path` is one the question names ("pool.py" names "pkg/pool.py"). */
 int cn_pl_path_mentioned(const char *path, const cn_strv *paths);
+/* Whether a path lies under a doc(s)/, example(s)/ or benchmark directory. */
+int cn_pl_path_is_aside(const char *path);
 /* Ranked files: [{"path","score","why"}] best first (ties by path), a
- * file's score its best node plus a share of the next two, plus the path
- * bonus. */
-json_object *cn_pl_rank_files(const cn_pl_pool *p, const size_t *order, const cn_strv *paths);
+ * file's score its best node plus a share of the next two (halved, when
+ * demote_aside, for a file under documentation, examples or benchmarks
+ * that the question does not name), plus the path bonus. */
+json_object *cn_pl_rank_files(const cn_pl_pool *p, const size_t *order, const cn_strv *paths, int demote_aside);
 
 /* Name matching (cn_planner_names.c): the index's functions, methods and
  * classes (test files left out) ranked by how much of `question` their

@@ -22,6 +22,9 @@
  * file with several relevant nodes beats one with a single lucky hit. */
 #define FILE_SHARE_2 0.3
 #define FILE_SHARE_3 0.1
+/* A file under doc/, examples/ or a benchmark tree, unless the question
+ * names it: this share of its score. */
+#define FILE_ASIDE 0.5
 
 int cn_pl_pool_init(cn_pl_pool *p)
 {
@@ -328,7 +331,7 @@ static file_acc *find_file(file_acc *f, size_t n, const char *path)
     return NULL;
 }
 
-static json_object *file_json(const file_acc *f, double score, int mentioned)
+static json_object *file_json(const file_acc *f, double score, int mentioned, int aside)
 {
     json_object *o = json_object_new_object(), *why = json_object_new_array();
     char buf[512];
@@ -342,11 +345,27 @@ static json_object *file_json(const file_acc *f, double score, int mentioned)
         json_object_array_add(why, json_object_new_string(buf));
     }
     if (mentioned) json_object_array_add(why, json_object_new_string("file named in the question"));
+    else if (aside) json_object_array_add(why, json_object_new_string("under documentation, examples or benchmarks"));
     json_object_object_add(o, "why", why);
     return o;
 }
 
-json_object *cn_pl_rank_files(const cn_pl_pool *p, const size_t *order, const cn_strv *paths)
+/* Whether a path lies in a tree of documentation, examples or benchmarks
+ * (at any depth): code that shows or measures the project, seldom the
+ * place a change to it belongs. */
+int cn_pl_path_is_aside(const char *path)
+{
+    static const char *const dirs[] = {"doc", "docs", "example", "examples", "benchmarks", "asv_bench", "bench"};
+    for (const char *p = path; p != NULL && *p; p = strchr(p, '/') ? strchr(p, '/') + 1 : NULL) {
+        size_t n = strcspn(p, "/");
+        if (p[n] != '/') break;   /* the file name itself */
+        for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+            if (strlen(dirs[i]) == n && strncmp(p, dirs[i], n) == 0) return 1;
+    }
+    return 0;
+}
+
+json_object *cn_pl_rank_files(const cn_pl_pool *p, const size_t *order, const cn_strv *paths, int demote_aside)
 {
     file_acc *f = calloc(p->len ? p->len : 1, sizeof *f);
     size_t nf = 0;
@@ -371,11 +390,14 @@ json_object *cn_pl_rank_files(const cn_pl_pool *p, const size_t *order, const cn
     }
     for (size_t i = 0; i < nf; i++) {
         int mentioned = cn_pl_path_mentioned(f[i].path, paths);
-        f[i].s[0] += FILE_SHARE_2 * f[i].s[1] + FILE_SHARE_3 * f[i].s[2] + (mentioned ? BONUS_PATH_FILE : 0);
+        f[i].s[0] += FILE_SHARE_2 * f[i].s[1] + FILE_SHARE_3 * f[i].s[2];
+        if (!mentioned && demote_aside && cn_pl_path_is_aside(f[i].path)) f[i].s[0] *= FILE_ASIDE;
+        if (mentioned) f[i].s[0] += BONUS_PATH_FILE;
     }
     qsort(f, nf, sizeof *f, cmp_files);
     for (size_t i = 0; i < nf; i++)
-        json_object_array_add(out, file_json(&f[i], f[i].s[0], cn_pl_path_mentioned(f[i].path, paths)));
+        json_object_array_add(out, file_json(&f[i], f[i].s[0], cn_pl_path_mentioned(f[i].path, paths),
+                                             demote_aside && cn_pl_path_is_aside(f[i].path)));
     free(f);
     return out;
 }

@@ -135,6 +135,7 @@ static int run_offline(const cn_query_opts *o, cn_registry *reg, const char *que
     cn_planner_options_init(&po);
     if (o->max_files > 0) po.max_files = o->max_files;
     if (o->max_symbols > 0) po.max_symbols = po.max_locations = o->max_symbols;
+    po.without = o->planner_without;
     memset(&plan, 0, sizeof plan);
     if ((rc = cn_planner_run(reg, question, &po, &plan)) < 0) return rc;
     json_object_object_add(out, "mode", json_object_new_string("offline"));

@@ -28,6 +28,7 @@ typedef struct cn_query_opts {
     bool offline;                  /* the offline planner even when CODENIB_MODEL is set */
     size_t max_files;              /* offline: ranked files kept, 0 for the planner's default */
     size_t max_symbols;            /* offline: ranked symbols kept, 0 for the planner's default */
+    unsigned planner_without;      /* offline: CN_PL_SIG_* switched off (cn_planner.h), 0 */
     const char *base_url;
     const char *skills;            /* comma-separated allow list, or NULL */
     const char *harness;           /* harness spec file (YAML or JSON), or NULL */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/cn_planner.h"
 #include "cn_cli.h"
 #include "eval/cn_eval_run.h"
 
@@ -14,7 +15,8 @@
 static void eval_usage(FILE *f)
 {
     fputs("usage: codenib eval --dataset FILE.jsonl --mirrors DIR [--policy offline|agent]\n"
-          "                    [--model M] [--base-url URL] [--index LIST] [--jobs N] [--timeout SEC]\n"
+          "                    [--model M] [--base-url URL] [--index LIST] [--without SIGNALS]\n"
+          "                    [--jobs N] [--timeout SEC]\n"
           "                    [--out DIR] [--work DIR] [--limit N] [--instances ID,ID,...]\n"
           "                    [--reference NAME=PRED.jsonl]... [--score-only] [--keep-work]\n"
           "                    [--json] [--quiet]\n"
@@ -40,6 +42,8 @@ static void eval_usage(FILE *f)
           "  --base-url URL     agent: the OpenAI-compatible endpoint\n"
           "  --index LIST       what each compile builds (default " CN_EVAL_DEFAULT_INDEXES ";\n"
           "                     vector is embed-local, trained on the repository itself)\n"
+          "  --without LIST     offline: planner signals switched off, for ablations\n"
+          "                     (see codenib query --help for their names)\n"
           "  --jobs N           instances at a time, each in its own process (default 1)\n"
           "  --timeout SEC      an instance still running after SEC seconds is stopped\n"
           "                     and counted as failed (default 900)\n"
@@ -184,6 +188,9 @@ static int parse_args(int argc, char **argv, eval_args *a)
             o->base_url = argv[++i];
         } else if (strcmp(s, "--index") == 0 && val) {
             o->indexes = argv[++i];
+        } else if (strcmp(s, "--without") == 0 && val) {
+            if (cn_planner_signals_parse(argv[++i], &o->planner_without) < 0)
+                return cn_cli_usage_error("eval", "--without: %s", cn_error_last()->message);
         } else if (strcmp(s, "--jobs") == 0 && val) {
             if (parse_count(s, argv[++i], 64, &n) != 0) return CN_EXIT_USAGE;
             o->jobs = (int)n;
@@ -223,6 +230,8 @@ static int parse_args(int argc, char **argv, eval_args *a)
         return cn_cli_usage_error("eval", "where are the repositories? give --mirrors DIR (DIR/<owner>+<name>/repo)");
     if (!o->agent && (o->model || o->base_url))
         return cn_cli_usage_error("eval", "%s is for --policy agent", o->model ? "--model" : "--base-url");
+    if (o->agent && o->planner_without != 0)
+        return cn_cli_usage_error("eval", "--without switches off signals of the offline planner, not the agent's");
     if (o->agent && !o->score_only && o->model == NULL && (getenv("CODENIB_MODEL") == NULL || !*getenv("CODENIB_MODEL")))
         return cn_cli_usage_error("eval", "--policy agent needs a model: give --model M or set CODENIB_MODEL");
     if (o->out_dir == NULL) o->out_dir = DEFAULT_OUT;

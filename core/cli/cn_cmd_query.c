@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/cn_planner.h"
 #include "agent/cn_query.h"
 #include "cn_cli.h"
 
@@ -12,7 +13,8 @@ static void query_usage(FILE *f)
 {
     fputs("usage: codenib query [--repo R [--cache-dir D] | --manifest M] [--model M [--base-url URL]]\n"
           "                     [--skills A,B,...] [--harness FILE] [--max-turns N] [--trace FILE]\n"
-          "                     [--offline] [--max-files N] [--max-symbols N] [--index LIST]\n"
+          "                     [--offline] [--max-files N] [--max-symbols N] [--without SIGNALS]\n"
+          "                     [--index LIST]\n"
           "                     [--no-compile] [--json] [--quiet] \"question\"\n"
           "\n"
           "Answers where in a repository a change belongs:\n"
@@ -41,6 +43,10 @@ static void query_usage(FILE *f)
           "  --offline        the offline planner even when CODENIB_MODEL is set\n"
           "  --max-files N    offline: files in the answer (default 5)\n"
           "  --max-symbols N  offline: symbols and locations in the answer (default 10)\n"
+          "  --without LIST   offline: switch planner signals off, to see what each is\n"
+          "                   worth: route, bm25, bm25-seeds, bm25-errors, title, hybrid,\n"
+          "                   names, literals, expand, seed-bonus, paths, file-weight,\n"
+          "                   short-seeds, aside\n"
           "  --no-compile     fail instead of compiling a missing or stale index\n"
           "  --json           print the whole result as JSON\n"
           "  --quiet          no progress display\n"
@@ -101,6 +107,9 @@ int cn_cmd_query(int argc, char **argv)
             else o.max_symbols = (size_t)n;
         } else if (strcmp(a, "--index") == 0 && val) {
             o.indexes = argv[++i];
+        } else if (strcmp(a, "--without") == 0 && val) {
+            if (cn_planner_signals_parse(argv[++i], &o.planner_without) < 0)
+                return cn_cli_usage_error("query", "--without: %s", cn_error_last()->message);
         } else if (strcmp(a, "--offline") == 0) {
             o.offline = true;
         } else if (strcmp(a, "--no-compile") == 0) {

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../agent/cn_planner.h"
 #include "../agent/cn_query.h"
 #include "../index/cn_compile.h"
 #include "cn_eval_run.h"
@@ -467,6 +468,7 @@ static int child_query(const run_state *st, const todo_item *t, json_object **ro
         q.base_url = o->agent ? o->base_url : NULL;
         q.max_files = QUERY_MAX_FILES;
         q.max_symbols = QUERY_MAX_SYMBOLS;
+        q.planner_without = o->agent ? 0 : o->planner_without;
         rc = cn_query_run(&q, in->problem_statement, &res);
         if (rc < 0) cn_error_prefix("query");
     }
@@ -881,6 +883,77 @@ static int run_all(run_state *st)
     return 0;
 }
 
+/* What decides the predictions of a run. */
+static json_object *settings_json(const cn_eval_opts *o)
+{
+    json_object *j = json_object_new_object();
+    char *without = o->agent ? cn_strdup("") : cn_planner_signals_string(o->planner_without);
+    const char *model = o->model ? o->model : getenv("CODENIB_MODEL");
+    if (j == NULL || without == NULL) {
+        json_object_put(j);
+        free(without);
+        return NULL;
+    }
+    json_object_object_add(j, "policy", json_object_new_string(o->agent ? "agent" : "offline"));
+    json_object_object_add(j, "model", o->agent && model ? json_object_new_string(model) : NULL);
+    json_object_object_add(j, "indexes", json_object_new_string(o->indexes ? o->indexes : CN_EVAL_DEFAULT_INDEXES));
+    json_object_object_add(j, "without", json_object_new_string(without));
+    free(without);
+    return j;
+}
+
+/* The settings of the rows in OUT: OUT/settings.json, or this run's when
+ * there is none yet.  NULL with the error set. */
+static json_object *run_settings(const cn_eval_opts *o)
+{
+    char *path = cn_path_join(o->out_dir, "settings.json"), *text = NULL;
+    json_object *j = NULL;
+    if (path == NULL) {
+        cn_error_set(CN_ENOMEM, "out of memory");
+    } else if (access(path, F_OK) != 0) {
+        if ((j = settings_json(o)) == NULL) cn_error_set(CN_ENOMEM, "out of memory");
+    } else if (cn_file_read(path, 1 << 20, &text, NULL) == 0 && cn_json_parse(text, path, &j) == 0 &&
+               !json_object_is_type(j, json_type_object)) {
+        json_object_put(j);
+        j = NULL;
+        cn_error_set(CN_EPARSE, "%s is not a JSON object: remove it to start over", path);
+    }
+    free(text);
+    free(path);
+    return j;
+}
+
+/* OUT/settings.json: written by the first run, checked by every later one
+ * that would add rows. */
+static int check_settings(const run_state *st)
+{
+    char *path = cn_path_join(st->o->out_dir, "settings.json");
+    json_object *now = settings_json(st->o), *before = NULL;
+    int rc = 0;
+
+    struct stat sb;
+
+    if (path == NULL || now == NULL) {
+        rc = cn_error_set(CN_ENOMEM, "out of memory");
+    } else if (access(path, F_OK) != 0 || stat(st->pred_path, &sb) != 0 || sb.st_size == 0) {
+        rc = cn_json_write_file(path, now);   /* no rows yet: nothing to mix with */
+    } else {
+        char *text = NULL;
+        if ((rc = cn_file_read(path, 1 << 20, &text, NULL)) == 0 && (rc = cn_json_parse(text, path, &before)) == 0 &&
+            !json_object_equal(before, now))
+            rc = cn_error_set(CN_EINVAL,
+                              "%s holds rows made with other settings (%s in %s; this run: %s): give another "
+                              "--out, or remove %s to start over",
+                              st->o->out_dir, json_object_to_json_string_ext(before, JSON_C_TO_STRING_PLAIN), path,
+                              json_object_to_json_string_ext(now, JSON_C_TO_STRING_PLAIN), st->pred_path);
+        free(text);
+    }
+    json_object_put(before);
+    json_object_put(now);
+    free(path);
+    return rc;
+}
+
 /* ---- scoring and the outputs -------------------------------------------------- */
 
 static const char *row_name(const cn_eval_opts *o, char *buf, size_t size)
@@ -895,7 +968,7 @@ static int score_and_report(run_state *st, cn_eval_summary *out)
     const cn_eval_opts *o = st->o;
     cn_eval_dataset view = {NULL, 0};
     cn_eval_preds rows;
-    json_object *metrics = NULL, *refs, *failed;
+    json_object *metrics = NULL, *refs, *failed, *settings = NULL, *v = NULL;
     cn_eval_row *table_rows = NULL;
     char name[256], *title = NULL, *metrics_path = NULL;
     const char *base;
@@ -905,9 +978,15 @@ static int score_and_report(run_state *st, cn_eval_summary *out)
     if ((rc = cn_eval_preds_load(st->pred_path, !o->score_only, &rows, NULL)) < 0) goto done;
     if ((rc = dataset_view(st, false, &view)) < 0) goto done;
     if ((rc = cn_eval_score(&view, &rows, &metrics)) < 0) goto done;
-    json_object_object_add(metrics, "policy", json_object_new_string(o->agent ? "agent" : "offline"));
-    if (o->agent && (o->model || getenv("CODENIB_MODEL")))
-        json_object_object_add(metrics, "model", json_object_new_string(o->model ? o->model : getenv("CODENIB_MODEL")));
+    if ((settings = run_settings(o)) == NULL) {
+        rc = cn_error_last()->code;
+        goto done;
+    }
+    json_object_object_get_ex(settings, "policy", &v);
+    json_object_object_add(metrics, "policy", json_object_get(v));
+    if (json_object_object_get_ex(settings, "model", &v) && v != NULL)
+        json_object_object_add(metrics, "model", json_object_get(v));
+    json_object_object_add(metrics, "settings", json_object_get(settings));
     json_object_object_add(metrics, "dataset", json_object_new_string(o->dataset));
     failed = json_object_new_array();
     for (size_t k = 0; k < st->nsel; k++) {
@@ -948,6 +1027,7 @@ static int score_and_report(run_state *st, cn_eval_summary *out)
     out->metrics = metrics;
     metrics = NULL;
 done:
+    json_object_put(settings);
     json_object_put(metrics);
     free(table_rows);
     free(view.items);
@@ -958,6 +1038,7 @@ done:
 }
 
 /* ---- the entry point -------------------------------------------------------- */
+
 
 static int open_dirs(run_state *st)
 {
@@ -1068,6 +1149,7 @@ int cn_eval_run(const cn_eval_opts *o, cn_eval_summary *out)
         goto done;
     }
     if ((rc = load_previous_rows(&st)) < 0) goto done;
+    if (!o->score_only && (rc = check_settings(&st)) < 0) goto done;
     if (!o->score_only) {
         rc = run_instances(&st);
         if (!o->keep_work) tidy_work(&st);

@@ -126,6 +126,7 @@ typedef struct cn_eval_opts {
     const char *indexes;        /* what each compile builds; NULL: CN_EVAL_DEFAULT_INDEXES */
     const char *model;          /* agent: chat model (NULL: CODENIB_MODEL) */
     const char *base_url;       /* agent: the endpoint (NULL: the environment's) */
+    unsigned planner_without;   /* offline: planner signals switched off (CN_PL_SIG_*) */
     int jobs;                   /* instances at a time (child processes); 0 means 1 */
     double timeout_s;           /* per instance; 0: 900 s */
     size_t limit;               /* the first N selected instances; 0: all */
@@ -154,6 +155,10 @@ typedef struct cn_eval_summary {
  * lists.  A failed instance is a row, never a failed run; it is retried by
  * the next run.  Then scores the rows (and each reference) on the selected
  * instances and writes metrics.json, report.md and acc_at_k.svg.
+ *
+ * What decides the predictions (policy, model, indexes, signals switched
+ * off) is kept in OUT/settings.json; continuing a run with other settings
+ * is refused (CN_EINVAL), so one predictions.jsonl never mixes two.
  *
  * Errors name the file and line or the instance: a bad dataset or
  * reference, an unknown --instances id, an unwritable OUT.  SIGINT or

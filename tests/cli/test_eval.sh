@@ -213,6 +213,26 @@ files_of "$out4/predictions.jsonl" > "$TMPBASE/files2"
 check "--jobs 2 ranks the same files as --jobs 1" sh -c \
   '[ "$(grep -c . "$0")" -eq 3 ] && cmp -s "$0" "$1"' "$TMPBASE/files1" "$TMPBASE/files2"
 
+# ---- settings: --without, and rows made differently never mixed --------------------------
+out5=$TMPBASE/run5
+cn eval --dataset "$data" --mirrors "$mirrors" --out "$out5" --limit 1 --quiet --without names,literals
+check "--without: the eval exits 0" rc_is 0
+check "settings.json records the signals switched off" grep -q '"without": "names,literals"' "$out5/settings.json"
+check "metrics.json carries the settings" grep -q '"without": "names,literals"' "$out5/metrics.json"
+cn eval --dataset "$data" --mirrors "$mirrors" --out "$out5" --quiet
+check "continuing with other settings: exit 1" rc_is 1
+check "and says what made the rows there" sh -c \
+  'grep -q "holds rows made with other settings" "$0" && grep -q "names,literals" "$0"' "$ERR"
+check "no row was added" test "$(rows "$out5/predictions.jsonl")" -eq 1
+cn eval --dataset "$data" --mirrors "$mirrors" --out "$out5" --quiet --without literals,names
+check "the same signals in another order continue the run" sh -c \
+  '[ '"$rc"' -eq 0 ] && [ "$(grep -c "\"instance_id\"" "$0")" -eq 3 ]' "$out5/predictions.jsonl"
+cn eval --dataset "$data" --mirrors "$mirrors" --out "$out5" --without bogus
+check "an unknown signal: exit 2, the known ones listed" sh -c \
+  '[ '"$rc"' -eq 2 ] && grep -q "known: route" "$0"' "$ERR"
+cn eval --dataset "$data" --mirrors "$mirrors" --policy agent --model m --without names
+check "--without with the agent: exit 2" rc_is 2
+
 # ---- --score-only and references ------------------------------------------------------------
 ref=$TMPBASE/ref.jsonl
 cat > "$ref" <<'EOF'

@@ -43,6 +43,19 @@ check "--json: offline mode" out_has '"mode": "offline"'
 check "--json: the contract as lists" out_has '"files": ['
 check "--json: the planner's steps" out_has '"steps": ['
 
+# --without: the signals switched off are not run
+cn query --repo "$repo" --cache-dir "$cache" --json --without bm25,bm25-seeds,bm25-errors,title "$q"
+check "--without bm25,...: still answers from the route" sh -c '[ '"$rc"' -eq 0 ] && grep -q "pkg/pool.py" "$0"' "$OUT"
+check "and no bm25_search step was run" sh -c '! grep -q "\"skill\": \"bm25_search\"" "$0"' "$OUT"
+cn query --repo "$repo" --cache-dir "$cache" --json "$q"
+check "without --without, bm25_search runs" out_has '"skill": "bm25_search"'
+cn query --repo "$repo" --cache-dir "$cache" --without route,bm25,bm25-seeds,bm25-errors,title,hybrid "$q"
+check "every retrieval switched off: exit 1, says so" sh -c \
+  '[ '"$rc"' -eq 1 ] && grep -q "no retrieval skill could run" "$0"' "$ERR"
+cn query --repo "$repo" --cache-dir "$cache" --without names,nonsense "$q"
+check "an unknown signal: exit 2, named, the known ones listed" sh -c \
+  '[ '"$rc"' -eq 2 ] && grep -q "nonsense" "$0" && grep -q "known: route" "$0"' "$ERR"
+
 # a stale index is brought up to date before answering
 printf '\n\ndef brand_new_checker(pool):\n    return pool.size\n' >> "$repo/pkg/pool.py"
 cn query --repo "$repo" --cache-dir "$cache" --quiet "where is brand_new_checker defined?"

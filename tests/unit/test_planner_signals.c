@@ -3,7 +3,8 @@
  * short words ignored, nested definitions left out, interactive output
  * weighed down) and literal matching (cn_pl_literal_matches: verbatim
  * text, the longest whole-word prefix of a message that ends in the
- * user's values, --options, test files and over-common text left out). */
+ * user's values, --options, test files and over-common text left out),
+ * and the file prior against documentation, examples and benchmarks. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,6 +227,58 @@ static void test_literals(struct cn_index *idx)
     json_object_put(h);
 }
 
+static json_object *hit(const char *name, const char *file)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "node_name", json_object_new_string(name));
+    json_object_object_add(o, "file", json_object_new_string(file));
+    json_object_object_add(o, "type", json_object_new_string("function"));
+    return o;
+}
+
+static const char *file_at(json_object *files, size_t i)
+{
+    json_object *f = json_object_array_get_idx(files, i), *p = NULL;
+    return json_object_object_get_ex(f, "path", &p) ? json_object_get_string(p) : NULL;
+}
+
+/* Files under documentation, examples and benchmarks rank below code that
+ * scores a little less, unless the question names them. */
+static void test_aside(void)
+{
+    cn_pl_pool pool;
+    json_object *hits = json_object_new_array(), *files;
+    cn_strv paths = CN_STRV_INIT;
+    size_t *order;
+
+    ok(cn_pl_path_is_aside("doc/tutorial/example.py") && cn_pl_path_is_aside("pkg/examples/demo.py") &&
+           cn_pl_path_is_aside("asv_bench/benchmarks/io.py") && cn_pl_path_is_aside("docs/conf.py"),
+       "aside: doc/, examples/, benchmark trees at any depth");
+    ok(!cn_pl_path_is_aside("pkg/doc.py") && !cn_pl_path_is_aside("pkg/docstring/parse.py") &&
+           !cn_pl_path_is_aside("docs") && !cn_pl_path_is_aside("sphinx/ext/doctest.py"),
+       "aside: not a file named so, nor a directory that only starts so");
+    cn_pl_pool_init(&pool);
+    json_object_array_add(hits, hit("doc/demo.py:show_units", "doc/demo.py"));
+    json_object_array_add(hits, hit("pkg/format.py:format_units", "pkg/format.py"));
+    cn_pl_fuse_list(&pool, hits, 1.0, "test");
+    cn_pl_score(&pool, NULL, NULL);
+    order = cn_pl_order(&pool);
+    files = cn_pl_rank_files(&pool, order, NULL, 0);
+    is_str(file_at(files, 0), "doc/demo.py", "aside: without the prior the better hit ranks first");
+    json_object_put(files);
+    files = cn_pl_rank_files(&pool, order, NULL, 1);
+    is_str(file_at(files, 0), "pkg/format.py", "aside: with it, the code ranks above the documentation");
+    json_object_put(files);
+    cn_strv_push(&paths, "doc/demo.py");
+    files = cn_pl_rank_files(&pool, order, &paths, 1);
+    is_str(file_at(files, 0), "doc/demo.py", "aside: a file the question names is not demoted");
+    json_object_put(files);
+    cn_strv_free(&paths);
+    free(order);
+    json_object_put(hits);
+    cn_pl_pool_free(&pool);
+}
+
 int main(void)
 {
     const char *base = getenv("TMPDIR");
@@ -237,6 +290,7 @@ int main(void)
         printf("Bail out! mkdtemp failed\n");
         return 1;
     }
+    test_aside();
     write_repo();
     idx = compile_repo();
     ok(idx != NULL, "the test repository compiles");
