@@ -44,10 +44,16 @@ typedef struct term {
     uint32_t str;     /* offset of the bytes in bld->strs */
     uint32_t len;
     uint32_t hash;    /* low bits of the hash, to skip most memcmp calls */
-    uint32_t n;       /* postings used */
-    uint32_t cap;     /* postings allocated */
-    uint32_t *post;   /* n x {doc, tf} */
+    uint32_t n;       /* postings (documents holding it) */
+    uint64_t last;    /* its latest posting's index in bld->log + 1; 0: none */
 } term;
+
+/* A posting as it was added: documents come in non-decreasing order, so a
+ * stable counting sort by term at write time gives each term's postings in
+ * document order, with no per-term arrays to grow while building. */
+typedef struct logged {
+    uint32_t term, doc, tf;
+} logged;
 
 struct cn_bm25_builder {
     double k1, b;
@@ -59,6 +65,8 @@ struct cn_bm25_builder {
     size_t strs_len, strs_cap;
     uint32_t *dl;     /* per added document, indexed by doc */
     size_t dl_len, dl_cap;
+    logged *log;
+    size_t log_cap;
     uint64_t n_postings;
     bool have_doc;
     uint32_t last_doc;
@@ -94,7 +102,7 @@ int cn_bm25_builder_new(double k1, double b, cn_bm25_builder **out)
 void cn_bm25_builder_free(cn_bm25_builder *bld)
 {
     if (bld == NULL) return;
-    for (size_t i = 0; i < bld->n_terms; i++) free(bld->terms[i].post);
+    free(bld->log);
     free(bld->terms);
     free(bld->slots);
     free(bld->strs);
@@ -194,23 +202,21 @@ static int add_posting(cn_bm25_builder *bld, term *t, uint32_t doc, uint32_t tf)
 {
     /* Documents arrive in non-decreasing order, so this document's posting,
      * if any, is the term's last one. */
-    if (t->n > 0 && t->post[2 * (size_t)(t->n - 1)] == doc) {
-        t->post[2 * (size_t)(t->n - 1) + 1] += tf;
+    if (t->last != 0 && bld->log[t->last - 1].doc == doc) {
+        bld->log[t->last - 1].tf += tf;
         return 0;
     }
-    if (t->n == t->cap) {
-        uint32_t cap = t->cap ? (t->cap <= UINT32_MAX / 4 ? t->cap * 2 : UINT32_MAX / 2) : 2;
-        uint32_t *p;
-        if (cap <= t->cap) return cn_error_set(CN_EINVAL, "bm25: term has too many postings");
-        p = realloc(t->post, (size_t)cap * 2 * sizeof *p);
+    if (t->n == UINT32_MAX) return cn_error_set(CN_EINVAL, "bm25: term has too many postings");
+    if (bld->n_postings == bld->log_cap) {
+        size_t cap = bld->log_cap ? bld->log_cap * 2 : 65536;
+        logged *p = cap <= SIZE_MAX / sizeof *p ? realloc(bld->log, cap * sizeof *p) : NULL;
         if (p == NULL) return cn_error_set(CN_ENOMEM, "bm25: out of memory (postings)");
-        t->post = p;
-        t->cap = cap;
+        bld->log = p;
+        bld->log_cap = cap;
     }
-    t->post[2 * (size_t)t->n] = doc;
-    t->post[2 * (size_t)t->n + 1] = tf;
+    bld->log[bld->n_postings] = (logged){(uint32_t)(t - bld->terms), doc, tf};
+    t->last = ++bld->n_postings;
     t->n++;
-    bld->n_postings++;
     return 0;
 }
 
@@ -291,6 +297,7 @@ int cn_bm25_add(cn_bm25_builder *bld, uint32_t doc, const char *text, size_t len
 }
 
 typedef struct sort_ent {
+    uint64_t key;     /* the first 8 bytes, big-endian, zero-padded */
     const unsigned char *s;
     uint32_t len;
     uint32_t idx;
@@ -303,6 +310,40 @@ static int cmp_ent(const void *pa, const void *pb)
     int c = memcmp(a->s, b->s, n);
     if (c != 0) return c;
     return (a->len > b->len) - (a->len < b->len);
+}
+
+/* Sorts the terms bytewise: an LSD radix sort on their first 8 bytes, then
+ * each run sharing those (longer terms with one prefix) by qsort.  A term
+ * shorter than 8 bytes sorts before its extensions because of the zero
+ * padding, and terms hold no NUL bytes. */
+static int sort_terms(sort_ent *e, size_t n)
+{
+    sort_ent *tmp = malloc((n ? n : 1) * sizeof *tmp), *a = e, *b = tmp;
+    if (tmp == NULL) return CN_ENOMEM;
+    for (int shift = 0; shift < 64; shift += 8) {
+        size_t count[257] = {0};
+        bool one_bucket = false;
+        sort_ent *t;
+        for (size_t i = 0; i < n; i++) count[((a[i].key >> shift) & 0xff) + 1]++;
+        for (int k = 0; k < 256; k++) {
+            one_bucket = one_bucket || count[k + 1] == n;   /* this byte sorts nothing */
+            count[k + 1] += count[k];
+        }
+        if (one_bucket) continue;
+        for (size_t i = 0; i < n; i++) b[count[(a[i].key >> shift) & 0xff]++] = a[i];
+        t = a;
+        a = b;
+        b = t;
+    }
+    if (a != e) memcpy(e, a, n * sizeof *e);
+    free(tmp);
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && e[j].key == e[i].key) j++;
+        if (j - i > 1) qsort(e + i, j - i, sizeof *e, cmp_ent);
+        i = j;
+    }
+    return 0;
 }
 
 static void put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
@@ -326,7 +367,7 @@ int cn_bm25_write(cn_bm25_builder *bld, uint32_t n_docs, const char *path)
     sort_ent *ents = NULL;
     unsigned char *meta = NULL, *terms = NULL;
     uint32_t *term_offs = NULL, *postings = NULL, *doc_len = NULL;
-    uint64_t *post_offs = NULL, total = 0, np = 0;
+    uint64_t *post_offs = NULL, *cursor = NULL, total = 0, np = 0;
     cn_idx_writer *w = NULL;
     int rc;
 
@@ -343,19 +384,27 @@ int cn_bm25_write(cn_bm25_builder *bld, uint32_t n_docs, const char *path)
     post_offs = malloc((nt + 1) * sizeof *post_offs);
     postings = malloc(bld->n_postings ? (size_t)bld->n_postings * 8 : 1);
     doc_len = calloc(n_docs ? n_docs : 1, sizeof *doc_len);
-    if (!ents || !meta || !term_offs || !terms || !post_offs || !postings || !doc_len) {
+    cursor = malloc((nt ? nt : 1) * sizeof *cursor);
+    if (!ents || !meta || !term_offs || !terms || !post_offs || !postings || !doc_len || !cursor) {
         rc = cn_error_set(CN_ENOMEM, "%s: bm25: out of memory writing the index", path);
         goto done;
     }
 
     for (size_t i = 0; i < nt; i++) {
-        ents[i].s = (const unsigned char *)bld->strs + bld->terms[i].str;
+        const unsigned char *p = (const unsigned char *)bld->strs + bld->terms[i].str;
+        uint64_t key = 0;
+        for (uint32_t k = 0; k < 8; k++) key = key << 8 | (k < bld->terms[i].len ? p[k] : 0);
+        ents[i].key = key;
+        ents[i].s = p;
         ents[i].len = bld->terms[i].len;
         ents[i].idx = (uint32_t)i;
     }
-    /* Terms are unique, so the order is total and qsort's instability
+    /* Terms are unique, so the order is total and the sort's stability
      * cannot change the output. */
-    if (nt > 1) qsort(ents, nt, sizeof *ents, cmp_ent);
+    if (nt > 1 && sort_terms(ents, nt) < 0) {
+        rc = cn_error_set(CN_ENOMEM, "%s: bm25: out of memory writing the index", path);
+        goto done;
+    }
 
     {
         uint32_t toff = 0;
@@ -366,9 +415,16 @@ int cn_bm25_write(cn_bm25_builder *bld, uint32_t n_docs, const char *path)
             memcpy(terms + toff, ents[i].s, t->len);
             toff += t->len;
             term_offs[i + 1] = toff;
-            memcpy(postings + 2 * np, t->post, (size_t)t->n * 2 * sizeof *postings);
+            cursor[ents[i].idx] = np;
             np += t->n;
             post_offs[i + 1] = np;
+        }
+        /* the log is in document order: each term's postings come out so */
+        for (uint64_t k = 0; k < bld->n_postings; k++) {
+            const logged *l = &bld->log[k];
+            uint64_t at = cursor[l->term]++;
+            postings[2 * at] = l->doc;
+            postings[2 * at + 1] = l->tf;
         }
     }
     if (bld->dl_len) memcpy(doc_len, bld->dl, bld->dl_len * sizeof *doc_len);
@@ -399,6 +455,7 @@ int cn_bm25_write(cn_bm25_builder *bld, uint32_t n_docs, const char *path)
 
 done:
     cn_idx_writer_free(w);
+    free(cursor);
     free(ents);
     free(meta);
     free(term_offs);

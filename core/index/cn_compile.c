@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -24,6 +25,13 @@
 #include "../plugin/cn_host.h"
 
 #include <codenib/version.h>
+
+static uint64_t realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static double now_seconds(void)
 {
@@ -379,10 +387,10 @@ static int build_bm25(const cn_compile_opts *o, const cn_file_rec *recs, size_t 
 
 /* ---- incremental lookup ------------------------------------------------- */
 
-static const cn_file_rec *lookup_previous(const char *path, uint64_t hash, const char *lang_version,
-                                          void *data)
+static cn_file_rec *lookup_previous(const char *path, const cn_file_stamp *stamp, uint64_t size, uint64_t hash,
+                                    const char *lang_version, void *data)
 {
-    return cn_records_find(data, path, hash, lang_version);
+    return cn_records_take(data, path, stamp, size, hash, lang_version);
 }
 
 static void parse_progress(size_t done, size_t total, void *data)
@@ -564,6 +572,25 @@ static void vectors_progress(size_t done, size_t total, void *data)
     progress(data, CN_STAGE_VECTORS, done, total, NULL);
 }
 
+/* The symbol graph needs only the parse records, as do the nodes and BM25
+ * files: it is built on a thread of its own while they are written. */
+typedef struct graph_job {
+    const cn_file_rec *recs;
+    size_t n;
+    char *path;
+    cn_graph_stats stats;
+    int rc;
+    cn_error err;   /* the thread's error, when rc < 0 */
+} graph_job;
+
+static void *graph_thread(void *data)
+{
+    graph_job *j = data;
+    j->rc = cn_graph_write(j->recs, j->n, j->path, &j->stats);
+    if (j->rc < 0) j->err = *cn_error_last();
+    return NULL;
+}
+
 static atomic_uint generation_seq;
 
 int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
@@ -577,10 +604,15 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
     cn_file_rec *recs = NULL;
     cn_records *prev = NULL;
     cn_graph_stats graph_stats;
+    graph_job gj;
+    pthread_t graph_tid;
+    bool graph_running = false;
+    uint64_t started_ns;
     int lock_fd = -1, rc;
 
     memset(res, 0, sizeof *res);
     memset(&graph_stats, 0, sizeof graph_stats);
+    memset(&gj, 0, sizeof gj);
     for (size_t i = 0; i < o->indexes.len; i++) {
         const char *x = o->indexes.items[i];
         if (!cn_index_name_valid(x))
@@ -634,6 +666,7 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
         }
 
     progress(o, CN_STAGE_WALK, 0, 0, NULL);
+    started_ns = realtime_ns();
     {
         cn_walk_opts wo = {&langs, &o->exclude_dirs, &o->languages, o->no_default_excludes, false, 0};
         if ((rc = cn_walk(root, &wo, &files, &n, &res->walk)) < 0) goto out;
@@ -687,6 +720,17 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
         goto out;
     }
     built_at = iso_now();
+    if (wants(o, "graph")) {
+        gj.recs = recs;
+        gj.n = n;
+        if ((gj.path = cn_path_join(tmp_dir, CN_GRAPH_FILE)) == NULL) {
+            rc = cn_error_set(CN_ENOMEM, "out of memory");
+            goto out;
+        }
+        progress(o, CN_STAGE_GRAPH, 0, 0, NULL);
+        if (pthread_create(&graph_tid, NULL, graph_thread, &gj) == 0) graph_running = true;
+        else graph_thread(&gj);   /* no thread to be had: build it here, first */
+    }
     progress(o, CN_STAGE_NODES, 0, 0, NULL);
     {
         char *p = cn_path_join(tmp_dir, CN_NODES_FILE);
@@ -694,7 +738,7 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
         free(p);
         if (rc < 0) goto out;
         p = cn_path_join(tmp_dir, CN_RECORDS_FILE);
-        rc = p ? cn_records_write(recs, n, &langs, p) : cn_error_set(CN_ENOMEM, "out of memory");
+        rc = p ? cn_records_write(recs, n, &langs, started_ns, p) : cn_error_set(CN_ENOMEM, "out of memory");
         free(p);
         if (rc < 0) goto out;
     }
@@ -706,13 +750,16 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
         if (rc < 0) goto out;
     }
     mark(res, &tm, CN_STAGE_BM25);
-    if (wants(o, "graph")) {
-        char *p = cn_path_join(tmp_dir, CN_GRAPH_FILE);
-        progress(o, CN_STAGE_GRAPH, 0, 0, NULL);
-        rc = p ? cn_graph_write(recs, n, p, &graph_stats) : cn_error_set(CN_ENOMEM, "out of memory");
-        free(p);
-        if (rc < 0) goto out;
+    if (graph_running) {
+        pthread_join(graph_tid, NULL);
+        graph_running = false;
     }
+    if (gj.rc < 0) {
+        rc = cn_error_set(gj.rc, "%s", gj.err.message);
+        goto out;
+    }
+    graph_stats = gj.stats;
+    /* the graph's own time is what it took beyond the nodes and BM25 */
     mark(res, &tm, CN_STAGE_GRAPH);
     if (wants(o, "vector")) {
         progress(o, CN_STAGE_VECTORS, 0, res->n_nodes, NULL);
@@ -737,6 +784,8 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
     res->seconds = now_seconds() - t0;
     rc = 0;
 out:
+    if (graph_running) pthread_join(graph_tid, NULL);   /* before recs and tmp_dir go */
+    free(gj.path);
     if (rc < 0 && tmp_dir) remove_tree(tmp_dir);
     lock_release(lock_fd);
     if (recs)

@@ -9,6 +9,13 @@
 
 #include "../util/cn_util.h"
 
+/* What stat(2) says of a file, to tell that it has not changed without
+ * reading it (as git's index does): any write changes the ctime, which no
+ * tool can set back. */
+typedef struct cn_file_stamp {
+    uint64_t mtime_ns, ctime_ns, ino, dev;
+} cn_file_stamp;
+
 typedef struct cn_rec_node {
     uint8_t kind;            /* cn_node_kind */
     uint32_t flags;
@@ -44,6 +51,7 @@ typedef struct cn_file_rec {
     char *error;             /* for CN_REC_FAILED / UNREADABLE */
     uint64_t hash;           /* of the content */
     uint64_t size;
+    cn_file_stamp stamp;     /* when it was listed (zero: unknown) */
     uint32_t n_lines;
     cn_rec_node *nodes;
     size_t n_nodes, cap_nodes;

@@ -44,6 +44,7 @@
 
 #include "cn_graph.h"
 #include "cn_idxfile.h"
+#include "cn_strsort.h"
 
 #define NONE UINT32_MAX
 
@@ -86,27 +87,6 @@ static int cmp_in(const void *a, const void *b, void *arg)
     if (!d) d = cmp_u32(x->column, y->column);
     if (!d) d = cmp_u32(x->src, y->src);
     return d ? d : cmp_u32(*(const uint32_t *)a, *(const uint32_t *)b);
-}
-
-typedef struct name_ctx {
-    const cn_graph__edge_disk *edges;
-    const char *strtab;
-} name_ctx;
-
-static int cmp_unres_name(const void *a, const void *b, void *arg)
-{
-    const name_ctx *c = arg;
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    int d = strcmp(c->strtab + c->edges[x].name, c->strtab + c->edges[y].name);
-    return d ? d : cmp_u32(x, y);
-}
-
-static int cmp_unres_last(const void *a, const void *b, void *arg)
-{
-    const name_ctx *c = arg;
-    const cn_graph__unres_disk *x = a, *y = b;
-    int d = strcmp(c->strtab + x->key, c->strtab + y->key);
-    return d ? d : cmp_u32(x->edge, y->edge);
 }
 
 /* ---- string table with interning ------------------------------------------ */
@@ -173,6 +153,86 @@ static uint32_t st_intern(strtab *t, const char *s)
     return off;
 }
 
+/* ---- sorting ------------------------------------------------------------------ */
+
+/* Sorts items[0, n) by `src` with a counting sort (stable), then each run
+ * of one source with qsort: sources are many and their runs short, so this
+ * does a fraction of the comparisons of one qsort over everything. */
+static int sort_tmp(cn_graph_tmp_edges *t, uint32_t n_nodes)
+{
+    size_t n = t->len;
+    uint32_t *off = calloc((size_t)n_nodes + 2, sizeof *off);
+    cn_graph_tmp_edge *out = malloc((n ? n : 1) * sizeof *out);
+    if (off == NULL || out == NULL) {
+        free(off);
+        free(out);
+        return CN_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) off[t->items[i].src + 1]++;
+    for (uint32_t v = 0; v <= n_nodes; v++) off[v + 1] += off[v];
+    for (size_t i = 0; i < n; i++) out[off[t->items[i].src]++] = t->items[i];
+    /* off[v] is now where v's run ends */
+    for (uint32_t v = 0, start = 0; v <= n_nodes; start = off[v], v++)
+        if (off[v] - start > 1) qsort(out + start, off[v] - start, sizeof *out, cmp_tmp);
+    free(t->items);
+    t->items = out;
+    t->cap = n;
+    free(off);
+    return 0;
+}
+
+/* The resolved edges' indexes by (dst, type, line, column, src, index):
+ * a counting sort by dst, then each destination's run with qsort_r. */
+static int sort_in(const cn_graph__edge_disk *edges, size_t ne, uint32_t n_nodes, const uint32_t *in_offs,
+                   uint32_t *in_edges)
+{
+    uint32_t *fill = malloc(((size_t)n_nodes + 1) * sizeof *fill);
+    if (fill == NULL) return CN_ENOMEM;
+    memcpy(fill, in_offs, ((size_t)n_nodes + 1) * sizeof *fill);
+    for (size_t i = 0; i < ne; i++)
+        if (edges[i].resolved) in_edges[fill[edges[i].dst]++] = (uint32_t)i;
+    for (uint32_t v = 0; v < n_nodes; v++)
+        if (in_offs[v + 1] - in_offs[v] > 1)
+            qsort_r(in_edges + in_offs[v], in_offs[v + 1] - in_offs[v], sizeof *in_edges, cmp_in, (void *)edges);
+    free(fill);
+    return 0;
+}
+
+/* UNRES_NAME and UNRES_LAST: the unresolved edges by (name bytes, index)
+ * and by (last component bytes, index). */
+static int sort_unresolved(const cn_graph__edge_disk *edges, size_t ne, const cn_graph_tmp_edges *tmp,
+                           const char *tab, uint32_t n_unres, uint32_t *unres_name,
+                           cn_graph__unres_disk *unres_last)
+{
+    size_t m = n_unres ? n_unres : 1;
+    uint32_t *idx = malloc(m * sizeof *idx), *rank = malloc(m * sizeof *rank), *sorted = malloc(m * sizeof *sorted);
+    const char **key = malloc(m * sizeof *key);
+    uint32_t b = 0, nr = 0;
+    int rc = CN_ENOMEM;
+    if (idx == NULL || rank == NULL || sorted == NULL || key == NULL) goto done;
+    for (size_t i = 0; i < ne; i++)
+        if (!edges[i].resolved) {
+            idx[b] = (uint32_t)i;
+            key[b++] = tab + edges[i].name;
+        }
+    if (cn_str_ranks(key, n_unres, rank, &nr) < 0 || cn_rank_order(rank, n_unres, nr, idx, unres_name) < 0)
+        goto done;
+    for (uint32_t k = 0; k < n_unres; k++) key[k] += tmp->items[idx[k]].key;
+    if (cn_str_ranks(key, n_unres, rank, &nr) < 0 || cn_rank_order(rank, n_unres, nr, idx, sorted) < 0)
+        goto done;
+    for (uint32_t k = 0; k < n_unres; k++) {
+        unres_last[k].edge = sorted[k];
+        unres_last[k].key = edges[sorted[k]].name + tmp->items[sorted[k]].key;
+    }
+    rc = 0;
+done:
+    free(idx);
+    free(rank);
+    free(sorted);
+    free(key);
+    return rc;
+}
+
 /* ---- writer ----------------------------------------------------------------- */
 
 int cn_graph_write(const cn_file_rec *recs, size_t n, const char *path, cn_graph_stats *stats)
@@ -191,7 +251,10 @@ int cn_graph_write(const cn_file_rec *recs, size_t n, const char *path, cn_graph
     memset(&st, 0, sizeof st);
     memset(&s, 0, sizeof s);
     if ((rc = cn_graph_resolve(recs, n, &tmp, &n_nodes)) < 0) goto out;
-    if (tmp.len > 1) qsort(tmp.items, tmp.len, sizeof *tmp.items, cmp_tmp);
+    if (tmp.len > 1 && sort_tmp(&tmp, n_nodes) < 0) {
+        rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
+        goto out;
+    }
     /* duplicates (same src, type, dst, line, column; and name when
      * unresolved) are adjacent after sorting: keep the first */
     for (size_t i = 0; i < tmp.len; i++) {
@@ -253,26 +316,10 @@ int cn_graph_write(const cn_file_rec *recs, size_t n, const char *path, cn_graph
         rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
         goto out;
     }
-    {
-        uint32_t a = 0, b = 0;
-        for (size_t i = 0; i < ne; i++) {
-            if (edges[i].resolved) {
-                in_edges[a++] = (uint32_t)i;
-            } else {
-                unres_name[b] = (uint32_t)i;
-                unres_last[b].key = edges[i].name + tmp.items[i].key;
-                unres_last[b].edge = (uint32_t)i;
-                b++;
-            }
-        }
-    }
-    {
-        name_ctx nc = {edges, st.buf.data};
-        if (n_in > 1) qsort_r(in_edges, n_in, sizeof *in_edges, cmp_in, edges);
-        if (n_unres > 1) {
-            qsort_r(unres_name, n_unres, sizeof *unres_name, cmp_unres_name, &nc);
-            qsort_r(unres_last, n_unres, sizeof *unres_last, cmp_unres_last, &nc);
-        }
+    if (sort_in(edges, ne, n_nodes, in_offs, in_edges) < 0 ||
+        sort_unresolved(edges, ne, &tmp, st.buf.data, n_unres, unres_name, unres_last) < 0) {
+        rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
+        goto out;
     }
     memset(meta, 0, sizeof meta);
     meta[0] = n_nodes;

@@ -96,6 +96,7 @@ enum { LANG_OTHER = 0, LANG_PY, LANG_C };
 
 typedef struct gnode {
     const char *name;
+    uint32_t nid;       /* the name's id in ctx.names */
     uint32_t parent;    /* node id, NONE for a file node */
     uint32_t file;      /* index in ctx.files */
     uint32_t flags;
@@ -116,6 +117,8 @@ typedef struct gfile {
 
 typedef struct bind {
     const char *name;    /* local name ("u", "os.path") */
+    uint32_t nid;        /* its id in ctx.names */
+    uint32_t head_nid;   /* a plain "import a.b": the id of "a", else NONE */
     const char *target;  /* dotted target */
     uint32_t scope;      /* the function it binds in, or the file node */
     uint32_t order;      /* the ref's index in its record */
@@ -142,15 +145,34 @@ typedef struct strent {  /* a string and a file, for module/path tables */
     uint32_t rank;       /* ties: lower first (pyi = 1) */
 } strent;
 
+/* Every distinct node and binding name, by id: lookups hash the name they
+ * are given once and compare ids from then on. */
+typedef struct names {
+    uint32_t *slots;     /* name id + 1; 0 = empty */
+    size_t mask;
+    const char **str;
+    uint32_t *len, *hash;
+    uint32_t n, cap;
+} names;
+
+/* (parent, name id) -> the first child of that name (lowest id). */
+typedef struct children {
+    uint64_t *keys;
+    uint32_t *vals;      /* NONE = empty */
+    size_t mask;
+} children;
+
 typedef struct ctx {
     gnode *nodes;
     uint32_t n_nodes;
     gfile *files;
     uint32_t n_files;
-    uint32_t *by_child;  /* non-file nodes by (parent, name, id) */
-    uint32_t *by_name;   /* non-file nodes by (name, id) */
-    uint32_t *by_fname;  /* non-file nodes by (file, name, id) */
-    uint32_t n_sym;      /* entries in each of the three */
+    names names;
+    children kids;
+    uint32_t *name_off;  /* non-file nodes grouped by name id, in id order: */
+    uint32_t *by_name;   /* by_name[name_off[nid], name_off[nid + 1]) */
+    uint32_t n_node_names;   /* names [0, this) are nodes' (then bindings') */
+    uint32_t n_sym;      /* non-file nodes */
     strent *mods, *msuf, *paths, *bnames;
     size_t n_mods, n_msuf, n_paths, n_bnames;
     bind *binds;
@@ -233,32 +255,6 @@ static void emit(ctx *c, uint8_t type, uint32_t src, uint32_t dst, uint32_t line
 
 /* ---- name indexes --------------------------------------------------------- */
 
-static int cmp_child(const void *a, const void *b, void *arg)
-{
-    const ctx *c = arg;
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    int d = cmp_u32(c->nodes[x].parent, c->nodes[y].parent);
-    if (!d) d = strcmp(c->nodes[x].name, c->nodes[y].name);
-    return d ? d : cmp_u32(x, y);
-}
-
-static int cmp_name(const void *a, const void *b, void *arg)
-{
-    const ctx *c = arg;
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    int d = strcmp(c->nodes[x].name, c->nodes[y].name);
-    return d ? d : cmp_u32(x, y);
-}
-
-static int cmp_fname(const void *a, const void *b, void *arg)
-{
-    const ctx *c = arg;
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    int d = cmp_u32(c->nodes[x].file, c->nodes[y].file);
-    if (!d) d = strcmp(c->nodes[x].name, c->nodes[y].name);
-    return d ? d : cmp_u32(x, y);
-}
-
 static int cmp_strent(const void *a, const void *b)
 {
     const strent *x = a, *y = b;
@@ -271,67 +267,137 @@ static int cmp_bind(const void *a, const void *b)
 {
     const bind *x = a, *y = b;
     int d = cmp_u32(x->file, y->file);
-    if (!d) d = strcmp(x->name, y->name);
+    if (!d) d = cmp_u32(x->nid, y->nid);
     return d ? d : cmp_u32(x->order, y->order);
+}
+
+/* ---- names and children ------------------------------------------------------ */
+
+static uint32_t name_hash(const char *s, size_t n)
+{
+    uint32_t h = 2166136261u;   /* FNV-1a */
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+    return h;
+}
+
+/* The id of name s[0, n), or NONE when no node or binding is so named. */
+static uint32_t name_find(const names *t, const char *s, size_t n)
+{
+    uint32_t h = name_hash(s, n);
+    if (t->slots == NULL) return NONE;
+    for (size_t i = h & t->mask;; i = (i + 1) & t->mask) {
+        uint32_t v = t->slots[i];
+        if (v == 0) return NONE;
+        v--;
+        if (t->hash[v] == h && t->len[v] == n && memcmp(t->str[v], s, n) == 0) return v;
+    }
+}
+
+static bool names_grow(names *t)
+{
+    size_t ns = t->mask ? (t->mask + 1) * 2 : 1024;
+    uint32_t *slots = calloc(ns, sizeof *slots);
+    if (slots == NULL) return false;
+    for (uint32_t v = 0; v < t->n; v++) {
+        size_t i = t->hash[v] & (ns - 1);
+        while (slots[i]) i = (i + 1) & (ns - 1);
+        slots[i] = v + 1;
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->mask = ns - 1;
+    return true;
+}
+
+/* Interns s[0, n) (borrowed: it lives as long as the records); NONE on
+ * ENOMEM. */
+static uint32_t name_add_n(names *t, const char *s, size_t n)
+{
+    uint32_t h = name_hash(s, n), v;
+    size_t i;
+    if ((t->n + 1) * 2 > t->mask + 1 && !names_grow(t)) return NONE;
+    for (i = h & t->mask; t->slots[i]; i = (i + 1) & t->mask) {
+        v = t->slots[i] - 1;
+        if (t->hash[v] == h && t->len[v] == n && memcmp(t->str[v], s, n) == 0) return v;
+    }
+    if (t->n == t->cap) {
+        uint32_t cap = t->cap ? t->cap * 2 : 1024;
+        const char **str = realloc(t->str, cap * sizeof *str);
+        uint32_t *len = str ? realloc(t->len, cap * sizeof *len) : NULL;
+        uint32_t *hash = len ? realloc(t->hash, cap * sizeof *hash) : NULL;
+        if (str) t->str = str;
+        if (len) t->len = len;
+        if (hash == NULL) return NONE;
+        t->hash = hash;
+        t->cap = cap;
+    }
+    v = t->n++;
+    t->str[v] = s;
+    t->len[v] = (uint32_t)n;
+    t->hash[v] = h;
+    t->slots[i] = v + 1;
+    return v;
+}
+
+static uint32_t name_add(names *t, const char *s)
+{
+    return name_add_n(t, s, strlen(s));
+}
+
+static size_t kid_slot(const children *k, uint64_t key)
+{
+    uint64_t h = key * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 32) & k->mask;
+}
+
+/* Records child id of parent named nid unless one came first. */
+static void kid_add(children *k, uint32_t parent, uint32_t nid, uint32_t id)
+{
+    uint64_t key = (uint64_t)parent << 32 | nid;
+    size_t i = kid_slot(k, key);
+    while (k->vals[i] != NONE && k->keys[i] != key) i = (i + 1) & k->mask;
+    if (k->vals[i] == NONE) {
+        k->keys[i] = key;
+        k->vals[i] = id;
+    }
 }
 
 /* The first child of `parent` named s[0, n), or NONE. */
 static uint32_t child_find(const ctx *c, uint32_t parent, const char *s, size_t n)
 {
-    size_t lo = 0, hi = c->n_sym;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const gnode *g = &c->nodes[c->by_child[mid]];
-        int d = cmp_u32(g->parent, parent);
-        if (!d) d = cmp_sl(g->name, s, n);
-        if (d < 0) lo = mid + 1;
-        else hi = mid;
-    }
-    if (lo < c->n_sym) {
-        const gnode *g = &c->nodes[c->by_child[lo]];
-        if (g->parent == parent && cmp_sl(g->name, s, n) == 0) return c->by_child[lo];
-    }
+    uint32_t nid = name_find(&c->names, s, n);
+    uint64_t key = (uint64_t)parent << 32 | nid;
+    if (nid == NONE) return NONE;
+    for (size_t i = kid_slot(&c->kids, key); c->kids.vals[i] != NONE; i = (i + 1) & c->kids.mask)
+        if (c->kids.keys[i] == key) return c->kids.vals[i];
     return NONE;
 }
 
-/* Range [*lo, *hi) of by_name entries named s. */
+/* Range [*lo, *hi) of by_name entries named s (in id order). */
 static void name_range(const ctx *c, const char *s, size_t *lo_out, size_t *hi_out)
 {
-    size_t lo = 0, hi = c->n_sym, start;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (strcmp(c->nodes[c->by_name[mid]].name, s) < 0) lo = mid + 1;
-        else hi = mid;
-    }
-    start = lo;
-    hi = c->n_sym;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (strcmp(c->nodes[c->by_name[mid]].name, s) <= 0) lo = mid + 1;
-        else hi = mid;
-    }
-    *lo_out = start;
-    *hi_out = lo;
+    uint32_t nid = name_find(&c->names, s, strlen(s));
+    *lo_out = *hi_out = 0;
+    if (nid == NONE || nid >= c->n_node_names) return;   /* no node has it (a binding's name) */
+    *lo_out = c->name_off[nid];
+    *hi_out = c->name_off[nid + 1];
 }
 
-/* Range of by_fname entries of file f named s. */
+/* Range of by_name entries of file f named s: a file's nodes have
+ * consecutive ids, so they are a run within the name's range. */
 static void fname_range(const ctx *c, uint32_t f, const char *s, size_t *lo_out, size_t *hi_out)
 {
-    size_t lo = 0, hi = c->n_sym, start;
+    uint32_t first = c->files[f].node, end = f + 1 < c->n_files ? c->files[f + 1].node : c->n_nodes;
+    size_t lo, hi, all, start;
+    name_range(c, s, &lo, &all);
+    hi = all;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        const gnode *g = &c->nodes[c->by_fname[mid]];
-        int d = cmp_u32(g->file, f);
-        if (!d) d = strcmp(g->name, s);
-        if (d < 0) lo = mid + 1;
+        if (c->by_name[mid] < first) lo = mid + 1;
         else hi = mid;
     }
     start = lo;
-    while (lo < c->n_sym) {
-        const gnode *g = &c->nodes[c->by_fname[lo]];
-        if (g->file != f || strcmp(g->name, s) != 0) break;
-        lo++;
-    }
+    while (lo < all && c->by_name[lo] < end) lo++;
     *lo_out = start;
     *hi_out = lo;
 }
@@ -492,14 +558,16 @@ static bind *py_bind(ctx *c, uint32_t f, uint32_t scope, const char *s, size_t n
 {
     const gfile *gf = &c->files[f];
     size_t plen = n;
+    if (gf->bind_lo == gf->bind_hi) return NULL;
     for (;;) {
         size_t lo = gf->bind_lo, hi = gf->bind_hi;
-        while (lo < hi) {
+        uint32_t nid = name_find(&c->names, s, plen);
+        while (nid != NONE && lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
-            if (cmp_sl(c->binds[mid].name, s, plen) < 0) lo = mid + 1;
+            if (c->binds[mid].nid < nid) lo = mid + 1;
             else hi = mid;
         }
-        for (; lo < gf->bind_hi && cmp_sl(c->binds[lo].name, s, plen) == 0; lo++)
+        for (; nid != NONE && lo < gf->bind_hi && c->binds[lo].nid == nid; lo++)
             if (c->binds[lo].scope == scope) {
                 *k = plen;
                 *tn = strlen(c->binds[lo].target);
@@ -514,10 +582,10 @@ static bind *py_bind(ctx *c, uint32_t f, uint32_t scope, const char *s, size_t n
     {
         const char *dot = memchr(s, '.', n);
         size_t h = dot ? (size_t)(dot - s) : n;
-        for (uint32_t i = gf->bind_lo; i < gf->bind_hi; i++) {
+        uint32_t nid = name_find(&c->names, s, h);
+        for (uint32_t i = gf->bind_lo; nid != NONE && i < gf->bind_hi; i++) {
             bind *b = &c->binds[i];
-            if (b->scope == scope && strncmp(b->name, s, h) == 0 && b->name[h] == '.' &&
-                strcmp(b->name, b->target) == 0) {
+            if (b->head_nid == nid && b->scope == scope) {
                 *k = h;
                 *tn = h;
                 return b;
@@ -969,19 +1037,19 @@ static size_t c_lookup(const ctx *c, uint32_t f, const char *name, uint32_t *out
     if (*name == '\0' || strchr(name, '.') || strstr(name, "->")) return 0;
     fname_range(c, f, name, &lo, &hi);
     for (size_t i = lo; i < hi; i++) {
-        const gnode *g = &c->nodes[c->by_fname[i]];
+        const gnode *g = &c->nodes[c->by_name[i]];
         if ((g->flags & CN_NODE_F_STATIC) && (g->kind == CN_NODE_FUNCTION || g->kind == CN_NODE_VARIABLE)) {
-            out[0] = c->by_fname[i];
+            out[0] = c->by_name[i];
             return 1;
         }
     }
     for (size_t i = lo; i < hi; i++) {
-        const gnode *g = &c->nodes[c->by_fname[i]];
+        const gnode *g = &c->nodes[c->by_name[i]];
         int rk = c_rank(g->kind);
         if (g->kind == CN_NODE_PROTOTYPE || rk > 4) continue;
         if ((size_t)rk < best_rank) {
             best_rank = (size_t)rk;
-            best = c->by_fname[i];
+            best = c->by_name[i];
         }
     }
     if (best != NONE) {
@@ -1098,7 +1166,7 @@ static void other_file(ctx *c, uint32_t f)
         }
         fname_range(c, f, name, &lo, &hi);
         if (lo < hi) {
-            dst = c->by_fname[lo];
+            dst = c->by_name[lo];
         } else if (*name) {
             uint32_t one = NONE;
             size_t count = 0;
@@ -1151,9 +1219,14 @@ static void ctx_free(ctx *c)
     for (uint32_t i = 0; i < c->n_files; i++) free(c->files[i].module);
     free(c->nodes);
     free(c->files);
-    free(c->by_child);
+    free(c->names.slots);
+    free(c->names.str);
+    free(c->names.len);
+    free(c->names.hash);
+    free(c->kids.keys);
+    free(c->kids.vals);
+    free(c->name_off);
     free(c->by_name);
-    free(c->by_fname);
     free(c->mods);
     free(c->msuf);
     free(c->paths);
@@ -1187,9 +1260,15 @@ static int setup(ctx *c, const cn_file_rec *recs, size_t n)
     c->n_sym = (uint32_t)n_sym;
     c->nodes = calloc(n_nodes + 1, sizeof *c->nodes);
     c->files = calloc(n_files + 1, sizeof *c->files);
-    c->by_child = malloc((n_sym + 1) * sizeof *c->by_child);
     c->by_name = malloc((n_sym + 1) * sizeof *c->by_name);
-    c->by_fname = malloc((n_sym + 1) * sizeof *c->by_fname);
+    {
+        size_t ks = 1024;
+        while (ks < 2 * (n_sym + 1)) ks *= 2;
+        c->kids.keys = malloc(ks * sizeof *c->kids.keys);
+        c->kids.vals = malloc(ks * sizeof *c->kids.vals);
+        c->kids.mask = ks - 1;
+        if (c->kids.vals) memset(c->kids.vals, 0xff, ks * sizeof *c->kids.vals);
+    }
     c->mods = calloc(n_files + 1, sizeof *c->mods);
     c->msuf = calloc(n_suf + 1, sizeof *c->msuf);
     c->paths = calloc(n_files + 1, sizeof *c->paths);
@@ -1198,7 +1277,7 @@ static int setup(ctx *c, const cn_file_rec *recs, size_t n)
     c->stars = calloc(n_binds + 1, sizeof *c->stars);
     c->base_off = calloc(n_nodes + 2, sizeof *c->base_off);
     c->base_ref = calloc(n_inherit + 1, sizeof *c->base_ref);
-    if (!c->nodes || !c->files || !c->by_child || !c->by_name || !c->by_fname || !c->mods ||
+    if (!c->nodes || !c->files || !c->by_name || !c->kids.keys || !c->kids.vals || !c->mods ||
         !c->msuf || !c->paths || !c->bnames || !c->binds || !c->stars || !c->base_off || !c->base_ref)
         return cn_error_set(CN_ENOMEM, "out of memory building the symbol graph");
     n_sym = 0;
@@ -1220,7 +1299,7 @@ static int setup(ctx *c, const cn_file_rec *recs, size_t n)
         }
         {
             const char *b = strrchr(r->path, '/');
-            c->nodes[id] = (gnode){b ? b + 1 : r->path, NONE, fi, 0, CN_NODE_FILE};
+            c->nodes[id] = (gnode){b ? b + 1 : r->path, NONE, NONE, fi, 0, CN_NODE_FILE};
         }
         id++;
         for (size_t k = 0; k < r->n_nodes; k++) {
@@ -1233,8 +1312,9 @@ static int setup(ctx *c, const cn_file_rec *recs, size_t n)
                                         r->path, k, (int)x->parent);
                 parent = base + 1 + (uint32_t)x->parent;
             }
-            c->nodes[id] = (gnode){nm ? nm : "", parent, fi, x->flags, x->kind};
-            c->by_child[n_sym] = c->by_name[n_sym] = c->by_fname[n_sym] = id;
+            c->nodes[id] = (gnode){nm ? nm : "", name_add(&c->names, nm ? nm : ""), parent, fi, x->flags, x->kind};
+            if (c->nodes[id].nid == NONE) return cn_error_set(CN_ENOMEM, "out of memory building the symbol graph");
+            kid_add(&c->kids, parent, c->nodes[id].nid, id);
             n_sym++;
             id++;
         }
@@ -1244,9 +1324,22 @@ static int setup(ctx *c, const cn_file_rec *recs, size_t n)
                                     (int)r->refs[k].from, r->n_nodes);
         fi++;
     }
-    qsort_r(c->by_child, n_sym, sizeof *c->by_child, cmp_child, c);
-    qsort_r(c->by_name, n_sym, sizeof *c->by_name, cmp_name, c);
-    qsort_r(c->by_fname, n_sym, sizeof *c->by_fname, cmp_fname, c);
+    /* by_name: a counting sort by name id, ids ascending within each */
+    if ((c->name_off = calloc((size_t)c->names.n + 2, sizeof *c->name_off)) == NULL)
+        return cn_error_set(CN_ENOMEM, "out of memory building the symbol graph");
+    for (uint32_t v = 0; v < c->n_nodes; v++)
+        if (c->nodes[v].nid != NONE) c->name_off[c->nodes[v].nid + 1]++;
+    c->n_node_names = c->names.n;
+    for (uint32_t k = 0; k < c->names.n; k++) c->name_off[k + 1] += c->name_off[k];
+    {
+        uint32_t *fill = calloc((size_t)c->names.n + 1, sizeof *fill);
+        if (fill == NULL) return cn_error_set(CN_ENOMEM, "out of memory building the symbol graph");
+        for (uint32_t v = 0; v < c->n_nodes; v++) {
+            uint32_t k = c->nodes[v].nid;
+            if (k != NONE) c->by_name[c->name_off[k] + fill[k]++] = v;
+        }
+        free(fill);
+    }
 
     /* modules, paths, basenames */
     for (uint32_t f = 0; f < c->n_files; f++) {
@@ -1287,8 +1380,13 @@ static int setup(ctx *c, const cn_file_rec *recs, size_t n)
                 if (strcmp(nm, "*") == 0 || cn_str_has_suffix(t, "*")) {
                     if (scope == gf->node) c->stars[n_stars++] = (star){t, f, UNSET};
                 } else {
+                    uint32_t nid = name_add(&c->names, nm), head = NONE;
+                    const char *dot = strchr(nm, '.');
+                    if (dot != NULL && strcmp(nm, t) == 0) head = name_add_n(&c->names, nm, (size_t)(dot - nm));
+                    if (nid == NONE || (dot != NULL && strcmp(nm, t) == 0 && head == NONE))
+                        return cn_error_set(CN_ENOMEM, "out of memory building the symbol graph");
                     c->binds[c->n_binds++] =
-                        (bind){nm, t, scope, (uint32_t)k, f, {NONE, NONE}, {0, 0}, {-1, -1}, -1};
+                        (bind){nm, nid, head, t, scope, (uint32_t)k, f, {NONE, NONE}, {0, 0}, {-1, -1}, -1};
                 }
             }
         }

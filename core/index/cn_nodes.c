@@ -19,6 +19,7 @@
 #include <codenib/lang.h>
 
 #include "cn_idxfile.h"
+#include "cn_strsort.h"
 
 #define NODES_MAGIC "CNNODES\0"
 #define NODES_VERSION 1
@@ -81,18 +82,20 @@ static uint32_t st_add(strtab *t, const char *s)
     return off;
 }
 
+/* "path:qual" as one string of the table. */
+static uint32_t st_add_qual(strtab *t, const char *path, const char *qual)
+{
+    uint32_t off = (uint32_t)t->buf.len;
+    cn_buf_append(&t->buf, path, strlen(path));
+    cn_buf_append(&t->buf, ":", 1);
+    cn_buf_append(&t->buf, qual, strlen(qual) + 1);
+    return off;
+}
+
 typedef struct sort_ctx {
     const char *strtab;
     const node_disk *nodes;
 } sort_ctx;
-
-static int cmp_byname(const void *a, const void *b, void *arg)
-{
-    const sort_ctx *c = arg;
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    int d = strcmp(c->strtab + c->nodes[x].name, c->strtab + c->nodes[y].name);
-    return d ? d : (x > y) - (x < y);
-}
 
 static int cmp_byqual(const void *a, const void *b, void *arg)
 {
@@ -102,6 +105,47 @@ static int cmp_byqual(const void *a, const void *b, void *arg)
     return d ? d : (x > y) - (x < y);
 }
 
+/* BYQUAL with few comparisons: the files come in path order and a file's
+ * qualified names all start with "path:", so sorting each file's nodes on
+ * its own and laying the files out in order is usually the whole sort; a
+ * final pass checks that, and a full sort runs where it is not so (a path
+ * that is a prefix of another one followed by a byte below ':'). */
+static int sort_byqual(const node_disk *nodes, size_t n_nodes, const file_disk *files, size_t n_files,
+                       const char *tab, uint32_t *byqual)
+{
+    sort_ctx sc = {tab, nodes};
+    bool sorted = true;
+    for (size_t f = 0; f < n_files; f++) {
+        uint32_t lo = files[f].node, k = files[f].n_nodes;
+        for (uint32_t i = 0; i < k; i++) byqual[lo + i] = lo + i;
+        /* the file node (qualname = path) sorts before "path:..." */
+        if (k > 2) qsort_r(byqual + lo + 1, k - 1, sizeof *byqual, cmp_byqual, &sc);
+    }
+    for (size_t i = 1; i < n_nodes && sorted; i++)
+        sorted = cmp_byqual(&byqual[i - 1], &byqual[i], &sc) < 0;
+    if (!sorted) qsort_r(byqual, n_nodes, sizeof *byqual, cmp_byqual, &sc);
+    return 0;
+}
+
+/* BYNAME by the ranks of the names (many nodes share one), ids ascending
+ * within each; then BYQUAL. */
+static int sort_tables(const node_disk *nodes, size_t n_nodes, const file_disk *files, size_t n_files,
+                       const char *tab, uint32_t *byname, uint32_t *byqual)
+{
+    const char **names = malloc((n_nodes ? n_nodes : 1) * sizeof *names);
+    uint32_t *rank = malloc((n_nodes ? n_nodes : 1) * sizeof *rank), nr = 0;
+    int rc = names && rank ? 0 : CN_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < n_nodes; i++) {
+        names[i] = tab + nodes[i].name;
+        byqual[i] = (uint32_t)i;   /* the identity, as cn_rank_order's input */
+    }
+    if (rc == 0) rc = cn_str_ranks(names, n_nodes, rank, &nr);
+    if (rc == 0) rc = cn_rank_order(rank, n_nodes, nr, byqual, byname);
+    if (rc == 0) rc = sort_byqual(nodes, n_nodes, files, n_files, tab, byqual);
+    free(names);
+    free(rank);
+    return rc;
+}
 
 int cn_nodes_write(const cn_file_rec *recs, size_t n, const char *path, uint32_t *n_nodes_out)
 {
@@ -133,7 +177,6 @@ int cn_nodes_write(const cn_file_rec *recs, size_t n, const char *path, uint32_t
     for (size_t i = 0; i < n; i++) {
         const cn_file_rec *r = &recs[i];
         uint32_t base = (uint32_t)ni, lang = 0;
-        cn_buf q = CN_BUF_INIT;
         if (r->status != CN_REC_PARSED) continue;
         for (lang = 0; lang < n_langs; lang++)
             if (strcmp(lang_names[lang], r->language) == 0) break;
@@ -166,29 +209,24 @@ int cn_nodes_write(const cn_file_rec *recs, size_t n, const char *path, uint32_t
         ni++;
         for (size_t k = 0; k < r->n_nodes; k++) {
             const cn_rec_node *x = &r->nodes[k];
-            cn_buf_reset(&q);
-            cn_buf_printf(&q, "%s:%s", r->path, cn_rec_str(r, x->qualname));
             nodes[ni].kind_flags = (uint32_t)x->kind | (x->flags << 8);
             nodes[ni].file = (uint32_t)fi;
             nodes[ni].parent = x->parent < 0 ? (int32_t)base : (int32_t)(base + 1 + (uint32_t)x->parent);
             nodes[ni].start_line = x->start_line;
             nodes[ni].end_line = x->end_line;
             nodes[ni].name = st_add(&st, cn_rec_str(r, x->name));
-            nodes[ni].qualname = st_add(&st, q.data ? q.data : "");
+            nodes[ni].qualname = st_add_qual(&st, r->path, cn_rec_str(r, x->qualname));
             ni++;
         }
-        cn_buf_free(&q);
         fi++;
     }
     if (st.buf.oom) {
         rc = cn_error_set(CN_ENOMEM, "out of memory building the nodes index");
         goto out;
     }
-    for (size_t i = 0; i < n_nodes; i++) byname[i] = byqual[i] = (uint32_t)i;
-    if (n_nodes > 1) {
-        sort_ctx sc = {st.buf.data, nodes};
-        qsort_r(byname, n_nodes, sizeof *byname, cmp_byname, &sc);
-        qsort_r(byqual, n_nodes, sizeof *byqual, cmp_byqual, &sc);
+    if ((rc = sort_tables(nodes, n_nodes, files, n_files, st.buf.data, byname, byqual)) < 0) {
+        cn_error_set(rc, "out of memory building the nodes index");
+        goto out;
     }
     meta[0] = (uint32_t)n_nodes;
     meta[1] = (uint32_t)n_files;

@@ -27,43 +27,14 @@ void cn_file_rec_clear(cn_file_rec *r)
     memset(r, 0, sizeof *r);
 }
 
-int cn_file_rec_copy(const cn_file_rec *src, cn_file_rec *dst)
+void cn_file_rec_move(cn_file_rec *src, cn_file_rec *dst)
 {
-    memset(dst, 0, sizeof *dst);
-    dst->path = cn_strdup(src->path);
-    dst->language = src->language;
-    dst->is_test = src->is_test;
-    dst->status = src->status;
-    dst->error = cn_strdup(src->error);
-    dst->hash = src->hash;
-    dst->size = src->size;
-    dst->n_lines = src->n_lines;
-    dst->n_nodes = dst->cap_nodes = src->n_nodes;
-    dst->n_refs = dst->cap_refs = src->n_refs;
-    dst->nodes = malloc((src->n_nodes ? src->n_nodes : 1) * sizeof *dst->nodes);
-    dst->refs = malloc((src->n_refs ? src->n_refs : 1) * sizeof *dst->refs);
-    if (dst->path == NULL || dst->nodes == NULL || dst->refs == NULL ||
-        cn_buf_append(&dst->pool, src->pool.data ? src->pool.data : "", src->pool.len) < 0) {
-        cn_file_rec_clear(dst);
-        return cn_error_set(CN_ENOMEM, "out of memory copying a file record");
-    }
-    if (src->n_nodes) memcpy(dst->nodes, src->nodes, src->n_nodes * sizeof *dst->nodes);
-    if (src->n_refs) memcpy(dst->refs, src->refs, src->n_refs * sizeof *dst->refs);
-    if (src->doc_off != NULL) {
-        size_t n_off = src->n_nodes + 2;
-        dst->doc_off = malloc(n_off * sizeof *dst->doc_off);
-        dst->dt = malloc((src->n_dt ? src->n_dt : 1) * 2 * sizeof *dst->dt);
-        dst->n_dt = src->n_dt;
-        if (dst->doc_off == NULL || dst->dt == NULL ||
-            cn_buf_append(&dst->terms, src->terms.data ? src->terms.data : "", src->terms.len) < 0) {
-            cn_file_rec_clear(dst);
-            return cn_error_set(CN_ENOMEM, "out of memory copying a file record");
-        }
-        memcpy(dst->doc_off, src->doc_off, n_off * sizeof *dst->doc_off);
-        if (src->n_dt) memcpy(dst->dt, src->dt, src->n_dt * 2 * sizeof *dst->dt);
-    }
+    char *path = src->path;
+    *dst = *src;
+    dst->path = NULL;
+    memset(src, 0, sizeof *src);
+    src->path = path;   /* lookups by path go on reading it */
     dst->reused = true;
-    return 0;
 }
 
 static uint32_t pool_add(cn_file_rec *r, const char *s)
@@ -184,6 +155,18 @@ static size_t lang_slot(const worker_ctx *c, const cn_lang_entry *e)
     return MAX_LANGS;
 }
 
+/* r (holding its path) takes over old's contents, with the listing's view
+ * of the file. */
+static void reuse(cn_file_rec *r, cn_file_rec *old, const cn_walk_file *f)
+{
+    char *path = r->path;
+    cn_file_rec_move(old, r);
+    r->path = path;
+    r->language = f->lang->language;
+    r->is_test = f->is_test;
+    r->stamp = f->stamp;
+}
+
 static void parse_one(worker_ctx *c, cn_lang_parser **parsers, size_t i)
 {
     const cn_walk_file *f = &c->files[i];
@@ -191,6 +174,7 @@ static void parse_one(worker_ctx *c, cn_lang_parser **parsers, size_t i)
     char *abs = cn_path_join(c->opts->root, f->path), *src = NULL;
     size_t len = 0, slot = lang_slot(c, f->lang);
     const cn_lang_descriptor *d = slot < MAX_LANGS ? c->descs[slot] : NULL;
+    cn_file_rec *old = NULL;
 
     memset(r, 0, sizeof *r);
     r->path = cn_strdup(f->path);
@@ -202,6 +186,13 @@ static void parse_one(worker_ctx *c, cn_lang_parser **parsers, size_t i)
         free(abs);
         return;
     }
+    /* unchanged since the last build, by its stamp: not even read */
+    if (c->opts->lookup && (old = c->opts->lookup(f->path, &f->stamp, f->size, 0, d->version,
+                                                  c->opts->lookup_data)) != NULL) {
+        reuse(r, old, f);
+        free(abs);
+        return;
+    }
     if (cn_file_read(abs, 0, &src, &len) < 0) {
         r->status = CN_REC_UNREADABLE;
         r->error = cn_strdup(cn_error_last()->message);
@@ -210,6 +201,7 @@ static void parse_one(worker_ctx *c, cn_lang_parser **parsers, size_t i)
     }
     free(abs);
     r->size = len;
+    r->stamp = f->stamp;
     r->hash = cn_hash64(src, len, 0);
     {
         uint32_t lines = 0;
@@ -222,19 +214,9 @@ static void parse_one(worker_ctx *c, cn_lang_parser **parsers, size_t i)
     } else if (!valid_utf8((const unsigned char *)src, len)) {
         r->status = CN_REC_UNDECODABLE;
     } else {
-        const cn_file_rec *old = NULL;
-        if (c->opts->lookup) old = c->opts->lookup(f->path, r->hash, d->version, c->opts->lookup_data);
+        if (c->opts->lookup) old = c->opts->lookup(f->path, NULL, len, r->hash, d->version, c->opts->lookup_data);
         if (old != NULL) {
-            char *path = r->path;
-            r->path = NULL;
-            if (cn_file_rec_copy(old, r) < 0) {
-                r->status = CN_REC_FAILED;
-                r->error = cn_strdup("out of memory");
-            }
-            free(r->path);
-            r->path = path;
-            r->language = f->lang->language;
-            r->is_test = f->is_test;
+            reuse(r, old, f);   /* same content: its stamp is the new one */
         } else {
             cn_error err = {0, ""};
             cn_lang_sink sink = {(uint32_t)sizeof sink, r, sink_node, sink_ref};

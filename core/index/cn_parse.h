@@ -21,11 +21,15 @@ typedef struct cn_parse_stats {
 /* Called (from worker threads, serialised by the stage) after each file. */
 typedef void (*cn_parse_progress_fn)(size_t done, size_t total, void *data);
 
-/* Optional: a previous build's records by path, reused when the content
- * hash and language version match (incremental builds).  Returns NULL when
- * the file must be parsed. */
-typedef const cn_file_rec *(*cn_parse_lookup_fn)(const char *path, uint64_t hash,
-                                                  const char *lang_version, void *data);
+/* Optional: a previous build's record of `path`, handed over for reuse
+ * (incremental builds) when the backend version matches and either the
+ * file's stamp and size (stamp non-NULL: the file is not read at all) or
+ * its content hash (stamp NULL) say it is unchanged.  The caller moves the
+ * record's contents out (cn_file_rec_move).  Returns NULL when the file
+ * must be read, or parsed.  Called from the worker threads, each path at
+ * most once per way. */
+typedef cn_file_rec *(*cn_parse_lookup_fn)(const char *path, const cn_file_stamp *stamp, uint64_t size,
+                                           uint64_t hash, const char *lang_version, void *data);
 
 typedef struct cn_parse_opts {
     const char *root;
@@ -43,7 +47,8 @@ typedef struct cn_parse_opts {
 int cn_parse_files(const cn_parse_opts *opts, const cn_walk_file *files, size_t n,
                    cn_file_rec *recs, cn_parse_stats *stats);
 
-/* Copies a record (for reuse across builds). */
-int cn_file_rec_copy(const cn_file_rec *src, cn_file_rec *dst);
+/* Moves a record's contents into dst (for reuse across builds), leaving in
+ * src only its path, which dst does not take. */
+void cn_file_rec_move(cn_file_rec *src, cn_file_rec *dst);
 
 #endif /* CN_PARSE_H */

@@ -1,9 +1,12 @@
 /* Parse records store (see cn_records.h).
  *
- * Sections of "CNRECS\0\0" version 1 (all little-endian u32/u64):
- *   1 FILES   per file 64 bytes: path, language, version (STRTAB offsets),
+ * Sections of "CNRECS\0\0" version 4 (all little-endian u32/u64):
+ *   1 FILES   per file 96 bytes: path, language, version (STRTAB offsets),
  *             n_lines, hash(u64), size(u64), first node, node count,
- *             first ref, ref count, pool offset, pool length, flags, 0, 0
+ *             first ref, ref count, pool offset, pool length, flags, BM25
+ *             terms offset and length, first pair, pair count, first
+ *             document offset; then the stamp: mtime, ctime (ns), inode,
+ *             device (u64 each)
  *   2 NODES   per node 28 bytes: kind, flags, start, end, parent, name, qualname
  *   3 REFS    per ref 24 bytes: kind, from, line, column, name, target
  *   4 POOLS   the files' string pools, concatenated
@@ -11,6 +14,7 @@
  *   6 TERMS   the files' BM25 term pools, concatenated
  *   7 DT      u32 pairs (term ordinal within the file's pool, count)
  *   8 DOCOFF  per file n_nodes + 2 u32: its documents' ranges within its pairs
+ *   9 META    u64 when the build began listing files (ns since the epoch)
  * Files are sorted by path (the walk's order). */
 #include "cn_records.h"
 
@@ -21,16 +25,17 @@
 #include "cn_idxfile.h"
 
 #define RECS_MAGIC "CNRECS\0\0"
-#define RECS_VERSION 3
+#define RECS_VERSION 4
 
 enum { S_FILES = 1, S_NODES = 2, S_REFS = 3, S_POOLS = 4, S_STRTAB = 5, S_TERMS = 6, S_DT = 7,
-       S_DOCOFF = 8 };
+       S_DOCOFF = 8, S_META = 9 };
 
 typedef struct file_disk {
     uint32_t path, language, version, n_lines;
     uint64_t hash, size;
     uint32_t node0, n_nodes, ref0, n_refs, pool_off, pool_len, flags, terms_off;
     uint32_t terms_len, dt0, n_dt, docoff0;
+    uint64_t mtime_ns, ctime_ns, ino, dev;
 } file_disk;
 
 typedef struct node_disk {
@@ -49,6 +54,7 @@ struct cn_records {
     cn_file_rec *recs;
     char **versions;
     size_t n;
+    uint64_t started_ns;   /* of the build that wrote them; 0 unknown */
 };
 
 static const char *version_of(const cn_langs *langs, const char *language)
@@ -64,7 +70,8 @@ static uint32_t st_add(cn_buf *b, const char *s)
     return off;
 }
 
-int cn_records_write(const cn_file_rec *recs, size_t n, const cn_langs *langs, const char *path)
+int cn_records_write(const cn_file_rec *recs, size_t n, const cn_langs *langs, uint64_t started_ns,
+                     const char *path)
 {
     cn_buf files = CN_BUF_INIT, nodes = CN_BUF_INIT, refs = CN_BUF_INIT, pools = CN_BUF_INIT,
            st = CN_BUF_INIT, terms = CN_BUF_INIT, dt = CN_BUF_INIT, docoff = CN_BUF_INIT;
@@ -91,6 +98,10 @@ int cn_records_write(const cn_file_rec *recs, size_t n, const cn_langs *langs, c
         f.pool_off = (uint32_t)pools.len;
         f.pool_len = (uint32_t)r->pool.len;
         f.flags = r->is_test ? 1u : 0u;
+        f.mtime_ns = r->stamp.mtime_ns;
+        f.ctime_ns = r->stamp.ctime_ns;
+        f.ino = r->stamp.ino;
+        f.dev = r->stamp.dev;
         if (r->doc_off != NULL) {
             f.flags |= 2u;  /* has BM25 terms */
             f.terms_off = (uint32_t)terms.len;
@@ -131,7 +142,8 @@ int cn_records_write(const cn_file_rec *recs, size_t n, const cn_langs *langs, c
         (rc = cn_idx_writer_add(w, S_STRTAB, st.data, st.len)) < 0 ||
         (rc = cn_idx_writer_add(w, S_TERMS, terms.data, terms.len)) < 0 ||
         (rc = cn_idx_writer_add(w, S_DT, dt.data, dt.len)) < 0 ||
-        (rc = cn_idx_writer_add(w, S_DOCOFF, docoff.data, docoff.len)) < 0)
+        (rc = cn_idx_writer_add(w, S_DOCOFF, docoff.data, docoff.len)) < 0 ||
+        (rc = cn_idx_writer_add(w, S_META, &started_ns, sizeof started_ns)) < 0)
         goto out;
     rc = cn_idx_writer_write(w, path);
 out:
@@ -160,7 +172,8 @@ int cn_records_open(const char *path, const cn_langs *langs, cn_records **out)
     const ref_disk *refs;
     const char *pools, *st, *terms;
     const uint32_t *dtp, *docoff;
-    size_t fsz, nsz, rsz, psz, ssz, tsz, dsz, osz, n;
+    const uint64_t *meta;
+    size_t fsz, nsz, rsz, psz, ssz, tsz, dsz, osz, msz, n;
     cn_records *r = NULL;
     int rc;
 
@@ -174,6 +187,7 @@ int cn_records_open(const char *path, const cn_langs *langs, cn_records **out)
     terms = cn_idx_section(f, S_TERMS, 0, &tsz);
     dtp = cn_idx_section(f, S_DT, 8, &dsz);
     docoff = cn_idx_section(f, S_DOCOFF, 4, &osz);
+    meta = cn_idx_section(f, S_META, 8, &msz);
     if ((fsz && !files) || st == NULL || ssz == 0 || st[ssz - 1] != '\0') {
         rc = bad(path, "missing sections");
         goto fail;
@@ -185,6 +199,7 @@ int cn_records_open(const char *path, const cn_langs *langs, cn_records **out)
         rc = cn_error_set(CN_ENOMEM, "out of memory");
         goto fail;
     }
+    r->started_ns = meta != NULL && msz >= 8 ? meta[0] : 0;
     for (size_t i = 0; i < n; i++) {
         const file_disk *d = &files[i];
         cn_file_rec *x = &r->recs[i];
@@ -205,6 +220,7 @@ int cn_records_open(const char *path, const cn_langs *langs, cn_records **out)
         x->hash = d->hash;
         x->size = d->size;
         x->n_lines = d->n_lines;
+        x->stamp = (cn_file_stamp){d->mtime_ns, d->ctime_ns, d->ino, d->dev};
         r->versions[i] = cn_strdup(st + d->version);
         x->nodes = malloc((d->n_nodes ? d->n_nodes : 1) * sizeof *x->nodes);
         x->refs = malloc((d->n_refs ? d->n_refs : 1) * sizeof *x->refs);
@@ -299,6 +315,28 @@ const cn_file_rec *cn_records_find(const cn_records *r, const char *path, uint64
     if (x->status == CN_REC_PARSED && x->hash == hash && lang_version &&
         strcmp(r->versions[i], lang_version) == 0)
         return x;
+    return NULL;
+}
+
+static bool stamp_trusted(const cn_records *r, const cn_file_rec *x, const cn_file_stamp *st, uint64_t size)
+{
+    const cn_file_stamp *o = &x->stamp;
+    if (r->started_ns < CN_RECORDS_STAMP_MARGIN_NS || (o->mtime_ns == 0 && o->ctime_ns == 0)) return false;
+    return x->size == size && o->mtime_ns == st->mtime_ns && o->ctime_ns == st->ctime_ns && o->ino == st->ino &&
+           o->dev == st->dev && o->mtime_ns < r->started_ns - CN_RECORDS_STAMP_MARGIN_NS &&
+           o->ctime_ns < r->started_ns - CN_RECORDS_STAMP_MARGIN_NS;
+}
+
+cn_file_rec *cn_records_take(cn_records *r, const char *path, const cn_file_stamp *stamp, uint64_t size,
+                             uint64_t hash, const char *lang_version)
+{
+    ssize_t i = find_path(r, path);
+    cn_file_rec *x;
+    if (i < 0) return NULL;
+    x = &r->recs[i];
+    if (x->status != CN_REC_PARSED || lang_version == NULL || strcmp(r->versions[i], lang_version) != 0)
+        return NULL;
+    if (stamp != NULL ? stamp_trusted(r, x, stamp, size) : x->hash == hash && x->size == size) return x;
     return NULL;
 }
 

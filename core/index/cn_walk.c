@@ -154,6 +154,9 @@ static int consider(walk *w, const char *rel)
     if (w->files[w->n].path == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
     w->files[w->n].lang = lang;
     w->files[w->n].size = (uint64_t)st.st_size;
+    w->files[w->n].stamp = (cn_file_stamp){(uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec,
+                                           (uint64_t)st.st_ctim.tv_sec * 1000000000u + (uint64_t)st.st_ctim.tv_nsec,
+                                           (uint64_t)st.st_ino, (uint64_t)st.st_dev};
     w->files[w->n].is_test = cn_walk_is_test_path(rel);
     w->n++;
     w->stats->selected++;

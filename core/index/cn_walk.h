@@ -9,12 +9,14 @@
 #include <stdint.h>
 
 #include "../util/cn_util.h"
+#include "cn_filerec.h"
 #include "cn_langs.h"
 
 typedef struct cn_walk_file {
     char *path;              /* repository-relative, '/'-separated */
     const cn_lang_entry *lang;
     uint64_t size;
+    cn_file_stamp stamp;
     bool is_test;
 } cn_walk_file;
 

@@ -24,7 +24,19 @@
  * position where the bound was under `low` (the rest of the file is lost:
  * only inputs with thousands of syntax errors or stacks thousands of
  * levels deep come to that).  tree-sitter checks the cancellation flag
- * every hundred or so operations, far within the margin left by `high`. */
+ * every hundred or so operations, far within the margin left by `high`.
+ *
+ * Following the log is what costs, so it is skipped where the input
+ * cannot hold enough tokens.  Every stack entry is a token shifted (or
+ * skipped into an error), a MISSING token inserted in front of a token
+ * that is then shifted, or a reduction of at least one entry: so an ERROR
+ * node has at most two children per token of the input, plus one.  The
+ * tokens are bounded by cn_ts_token_bound(): a token starts a word, or at
+ * a byte that is neither a word character nor blank, or it is one of the
+ * zero-width tokens an external scanner emits (newline, indent, dedent,
+ * automatic semicolon), of which a line gets at most three counting each
+ * dedent against its indent.  An input of at most 32,767 such tokens can
+ * therefore not build a node of 65,536 children. */
 
 typedef struct guard_state {
     long high, low;
@@ -102,10 +114,29 @@ static void position_of(const char *src, uint32_t off, uint32_t *row, uint32_t *
     *col = off - line;
 }
 
+uint32_t cn_ts_token_bound(const char *src, uint32_t len)
+{
+    uint64_t n = 0;
+    bool in_word = false;
+    for (uint32_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)src[i];
+        bool word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+        if (word) {
+            n += !in_word;
+        } else if (c == '\n') {
+            n += 3;
+        } else if (c != ' ' && c != '\t' && c != '\r' && c != '\f' && c != '\v') {
+            n++;
+        }
+        in_word = word;
+    }
+    return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
 TSTree *cn_ts_parse_guarded(TSParser *parser, const char *src, uint32_t len, const cn_ts_guard_opts *opts,
                             cn_ts_guard_result *res)
 {
-    cn_ts_guard_opts o = {0, 0, 0, 0};
+    cn_ts_guard_opts o = {0, 0, 0, 0, 0};
     cn_ts_guard_result r = {false, false, len, 0, 0, 0};
     TSTree *tree = NULL;
 
@@ -114,8 +145,9 @@ TSTree *cn_ts_parse_guarded(TSParser *parser, const char *src, uint32_t len, con
     if (o.high <= 0) o.high = CN_TS_GUARD_HIGH;
     if (o.low <= 0 || o.low > o.high) o.low = o.high < CN_TS_GUARD_LOW ? o.high : CN_TS_GUARD_LOW;
     if (o.retries <= 0) o.retries = CN_TS_GUARD_RETRIES;
+    if (o.max_safe_tokens == 0) o.max_safe_tokens = CN_TS_GUARD_SAFE_TOKENS;
 
-    if (len < o.min_bytes) {
+    if (len < o.min_bytes || (o.max_safe_tokens > 0 && cn_ts_token_bound(src, len) <= (uint32_t)o.max_safe_tokens)) {
         r.attempts = 1;
         tree = ts_parser_parse_string(parser, NULL, src, len);
         if (tree == NULL) ts_parser_reset(parser);

@@ -21,7 +21,8 @@
  * something is blanked.  The guard only watches inputs of at least
  * opts->min_bytes (64 KiB by default), but there it costs: tree-sitter
  * formats a log line for every character lexed and every parse action,
- * which makes such a parse two to three times slower.  Its bound is
+ * which makes such a parse two to three times slower; an input too sparse
+ * in tokens to get there (cn_ts_token_bound) is parsed unguarded.  Its bound is
  * loose on files with many small, unrelated syntax errors (48,801 for the
  * 13,000 lines of GL/glext.h parsed as C, whose widest node has 1,280
  * children), so such a file can be cut although it would not crash.
@@ -51,12 +52,18 @@
 #define CN_TS_GUARD_HIGH 30000L      /* bound at which a parse is canceled */
 #define CN_TS_GUARD_LOW 20000L       /* bound under which a position is safe */
 #define CN_TS_GUARD_RETRIES 4        /* shorter parses before giving up */
+/* At most this many tokens (cn_ts_token_bound) cannot make an ERROR node of
+ * 65,536 children: each token is at most one child and one MISSING token
+ * before it (see cn_ts_guard.c), so such inputs are parsed unguarded. */
+#define CN_TS_GUARD_SAFE_TOKENS 32767L
 
 typedef struct cn_ts_guard_opts {
     uint32_t min_bytes; /* inputs shorter than this are parsed unguarded */
     long high;          /* cancel when the bound exceeds this (< 65536) */
     long low;           /* a position is safe while the bound is under this */
     int retries;        /* after this many cut parses, parse nothing */
+    long max_safe_tokens; /* inputs with a token bound of at most this are parsed
+                           * unguarded; < 0: guard every input of min_bytes */
 } cn_ts_guard_opts;
 
 typedef struct cn_ts_guard_result {
@@ -83,6 +90,11 @@ typedef struct cn_ts_guard_result {
  * timeout, no language); the parser is then reset. */
 TSTree *cn_ts_parse_guarded(TSParser *parser, const char *src, uint32_t len, const cn_ts_guard_opts *opts,
                             cn_ts_guard_result *res);
+
+/* An upper bound on the tokens any grammar can lex from src[0, len): the
+ * words ([A-Za-z0-9_] runs), every other byte that is not blank, and
+ * three per newline for zero-width tokens (newline, indent, dedent). */
+uint32_t cn_ts_token_bound(const char *src, uint32_t len);
 
 /* What cn_ts_blank_deep_nesting() counts (flags, or-ed). */
 #define CN_TS_BLANK_BRACKETS 0x1u   /* ( [ { against ) ] } */

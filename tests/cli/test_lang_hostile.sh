@@ -3,7 +3,8 @@
 # backend (a crash takes a whole `codenib compile` down with it).  Covers
 # what makes libtree-sitter 0.20's 16-bit child counts overflow (long runs
 # of unary operators, junk or unfinished right-recursive constructs, deep
-# brackets and #if blocks, a 70,000-long else-if chain left broken) and
+# brackets and #if blocks, a 70,000-long else-if chain left broken), the
+# densest such runs the guard lets through unwatched, and
 # what is merely odd (a 5 MB line, NUL bytes, random bytes).  Each input
 # gets each backend's first extension; one test per (input, backend) pair
 # checks that tests/lang/lang_dump exits with status 0.  Under valgrind
@@ -30,6 +31,11 @@ rep 200000 '(' > "$gen/open_parens"
 rep 200000 '{' > "$gen/open_braces"
 rep 100000 '}' > "$gen/stray_closers"
 rep 70000 '#if X\n' > "$gen/unclosed_ifs"
+# the same runs at the guard's token bound (32,767), spread over 128-256 KB
+# with blanks: parsed unguarded, they must not crash either
+{ printf 'x = '; rep 32000 '-       '; } > "$gen/unary_minus_sparse"
+{ rep 32000 '!       '; printf ';'; } > "$gen/bangs_sparse"
+rep 16000 'x   =   ' > "$gen/assign_chain_sparse"
 {
   printf 'int f(int x)\n{\n    if (x) {}'
   rep 70000 ' else if(x){}'

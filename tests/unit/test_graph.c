@@ -704,12 +704,17 @@ static void build_extras(fixture *fx)
     add_ref(r, CN_REF_CALL, fn, "Dup", NULL, 3, 1);                   /* two candidates */
     add_ref(r, CN_REF_CALL, fn, "fmt.Println", NULL, 3, 10);
     add_ref(r, CN_REF_CALL, fn, "run", NULL, 3, 30);                  /* only Python has one */
+    add_ref(r, CN_REF_CALL, fn, "tl", NULL, 3, 40);                   /* only a Python import binds it */
     r = add_file(fx, "b.go", "go");
     add_node(r, CN_NODE_FUNCTION, "Bar", -1, 1, 2, 0);
     fn = add_node(r, CN_NODE_FUNCTION, "Dup", -1, 3, 3, 0);
     add_ref(r, CN_REF_CALL, fn, "Dup", NULL, 3, 5);                   /* its own file's */
     r = add_file(fx, "c.go", "go");
     add_node(r, CN_NODE_FUNCTION, "Dup", -1, 1, 1, 0);
+    /* C: a name no node has, only a Python import binding */
+    r = add_file(fx, "x.c", "c");
+    fn = add_node(r, CN_NODE_FUNCTION, "main", -1, 1, 2, 0);
+    add_ref(r, CN_REF_CALL, fn, "Account", NULL, 2, 5);
     number(fx);
 }
 
@@ -752,10 +757,13 @@ static const char *const extra_edges[] = {
     "a.go:Foo calls ? @3:1 Dup",
     "a.go:Foo calls ? @3:10 fmt.Println",
     "a.go:Foo calls ? @3:30 run",
+    "a.go:Foo calls ? @3:40 tl",
     "b.go contains b.go:Bar",
     "b.go contains b.go:Dup",
     "b.go:Dup calls b.go:Dup @3:5 Dup",
     "c.go contains c.go:Dup",
+    "x.c contains x.c:main",
+    "x.c:main calls ? @2:5 Account",
 };
 
 static void test_extras(void)

@@ -1,0 +1,21 @@
+/* Sorting many strings that repeat: each distinct string takes part in
+ * the comparison sort once, however often it occurs, and the occurrences
+ * are then put in order by a counting sort.  Used by the index writers,
+ * whose tables are sorted by names that thousands of nodes or edges share
+ * ("get", "__init__", "len"). */
+#ifndef CN_STRSORT_H
+#define CN_STRSORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* rank[i] = the position of strs[i] among the distinct strings of strs in
+ * byte order (strcmp), equal strings equal ranks; *n_ranks = how many
+ * distinct strings there are.  CN_ENOMEM (nothing set). */
+int cn_str_ranks(const char *const *strs, size_t n, uint32_t *rank, uint32_t *n_ranks);
+
+/* out[] = in[] ordered by rank[i] (every rank < n_ranks), ties in their
+ * order in `in`: a stable counting sort.  CN_ENOMEM. */
+int cn_rank_order(const uint32_t *rank, size_t n, uint32_t n_ranks, const uint32_t *in, uint32_t *out);
+
+#endif /* CN_STRSORT_H */
