@@ -245,8 +245,8 @@ int cn_cmd_compile(int argc, char **argv)
         json_object *files = int_of(res.manifest, "files"), *langs = int_of(res.manifest, "languages");
         printf("Compiled %s in %.2f s\n", json_object_get_string(int_of(int_of(res.manifest, "repository"), "path")),
                res.seconds);
-        printf("  files:  %zu parsed, %zu reused, %lld tests", res.parse.parsed, res.parse.reused,
-               (long long)json_object_get_int64(int_of(files, "tests")));
+        printf("  files:  %zu parsed, %zu reused (%zu unchanged by their stamp), %lld tests", res.parse.parsed,
+               res.parse.reused, res.parse.unread, (long long)json_object_get_int64(int_of(files, "tests")));
         if (res.parse.binary + res.parse.undecodable + res.walk.too_large + res.parse.failed + res.parse.unreadable)
             printf("; skipped %zu binary, %zu undecodable, %zu too large, %zu unreadable, %zu failed",
                    res.parse.binary, res.parse.undecodable, res.walk.too_large, res.parse.unreadable,

@@ -390,7 +390,7 @@ static int build_bm25(const cn_compile_opts *o, const cn_file_rec *recs, size_t 
 static cn_file_rec *lookup_previous(const char *path, const cn_file_stamp *stamp, uint64_t size, uint64_t hash,
                                     const char *lang_version, void *data)
 {
-    return cn_records_take(data, path, stamp, size, hash, lang_version);
+    return cn_records_match(data, path, stamp, size, hash, lang_version);
 }
 
 static void parse_progress(size_t done, size_t total, void *data)
@@ -475,6 +475,7 @@ static json_object *build_manifest(const cn_compile_opts *o, const char *root, c
     json_object_object_add(fs, "too_large", json_object_new_int64((int64_t)ws->too_large));
     json_object_object_add(fs, "parsed", json_object_new_int64((int64_t)ps->parsed));
     json_object_object_add(fs, "reused", json_object_new_int64((int64_t)ps->reused));
+    json_object_object_add(fs, "unread", json_object_new_int64((int64_t)ps->unread));
     json_object_object_add(fs, "binary", json_object_new_int64((int64_t)ps->binary));
     json_object_object_add(fs, "undecodable", json_object_new_int64((int64_t)ps->undecodable));
     json_object_object_add(fs, "unreadable", json_object_new_int64((int64_t)ps->unreadable));

@@ -59,6 +59,7 @@ typedef struct cn_file_rec {
     size_t n_refs, cap_refs;
     cn_buf pool;             /* NUL-separated strings */
     bool reused;             /* taken from the previous build, not parsed */
+    bool unread;             /* ... by its stamp alone: not even read */
 
     /* BM25 input, computed once per content (cn_docterms.c): document k is
      * the file node for k = 0, node k-1 otherwise; its distinct terms with

@@ -190,6 +190,7 @@ static void parse_one(worker_ctx *c, cn_lang_parser **parsers, size_t i)
     if (c->opts->lookup && (old = c->opts->lookup(f->path, &f->stamp, f->size, 0, d->version,
                                                   c->opts->lookup_data)) != NULL) {
         reuse(r, old, f);
+        r->unread = true;
         free(abs);
         return;
     }
@@ -307,6 +308,7 @@ int cn_parse_files(const cn_parse_opts *opts, const cn_walk_file *files, size_t 
         case CN_REC_PARSED:
             if (r->reused) stats->reused++;
             else stats->parsed++;
+            if (r->unread) stats->unread++;
             stats->bytes += r->size;
             stats->lines += r->n_lines;
             break;

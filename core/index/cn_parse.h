@@ -10,6 +10,7 @@
 typedef struct cn_parse_stats {
     size_t parsed;
     size_t reused;
+    size_t unread;          /* of the reused, those known unchanged by their stamp */
     size_t binary;
     size_t undecodable;
     size_t unreadable;

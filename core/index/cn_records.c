@@ -305,19 +305,6 @@ static ssize_t find_path(const cn_records *r, const char *path)
     return -1;
 }
 
-const cn_file_rec *cn_records_find(const cn_records *r, const char *path, uint64_t hash,
-                                   const char *lang_version)
-{
-    ssize_t i = find_path(r, path);
-    const cn_file_rec *x;
-    if (i < 0) return NULL;
-    x = &r->recs[i];
-    if (x->status == CN_REC_PARSED && x->hash == hash && lang_version &&
-        strcmp(r->versions[i], lang_version) == 0)
-        return x;
-    return NULL;
-}
-
 static bool stamp_trusted(const cn_records *r, const cn_file_rec *x, const cn_file_stamp *st, uint64_t size)
 {
     const cn_file_stamp *o = &x->stamp;
@@ -327,8 +314,8 @@ static bool stamp_trusted(const cn_records *r, const cn_file_rec *x, const cn_fi
            o->ctime_ns < r->started_ns - CN_RECORDS_STAMP_MARGIN_NS;
 }
 
-cn_file_rec *cn_records_take(cn_records *r, const char *path, const cn_file_stamp *stamp, uint64_t size,
-                             uint64_t hash, const char *lang_version)
+cn_file_rec *cn_records_match(cn_records *r, const char *path, const cn_file_stamp *stamp, uint64_t size,
+                              uint64_t hash, const char *lang_version)
 {
     ssize_t i = find_path(r, path);
     cn_file_rec *x;

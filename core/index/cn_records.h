@@ -13,25 +13,22 @@ typedef struct cn_records cn_records;
 /* Writes the parsed records (with each file's backend version, taken from
  * the opened backends in `langs`).  `started_ns` is when the build began
  * listing files (CLOCK_REALTIME): stamps older than that, by a margin, can
- * be trusted by the next build (cn_records_take). */
+ * be trusted by the next build (cn_records_match). */
 int cn_records_write(const cn_file_rec *recs, size_t n, const cn_langs *langs, uint64_t started_ns,
                      const char *path);
 /* Loads a records file; language names are mapped onto `langs`. */
 int cn_records_open(const char *path, const cn_langs *langs, cn_records **out);
-/* The record of `path` when its content hash and backend version match. */
-const cn_file_rec *cn_records_find(const cn_records *r, const char *path, uint64_t hash,
-                                   const char *lang_version);
-/* The record of `path` for reuse, when its backend version matches and:
+/* The record of `path` when it still holds, that is when its backend
+ * version matches and:
  * with `stamp`, its stamp and size equal these and the stamp is older than
  * the build that made it by more than CN_RECORDS_STAMP_MARGIN_NS (a file
  * changed within the same clock tick as it was read would otherwise look
  * unchanged: git's "racy" case); without, its content hash equals `hash`.
- * The caller moves the contents out (cn_file_rec_move); each path is to be
- * taken at most once, and different paths may be taken from different
- * threads at once. */
+ * A build moves the contents out (cn_file_rec_move): each path at most
+ * once, different paths possibly from different threads at once. */
 #define CN_RECORDS_STAMP_MARGIN_NS 2000000000ull
-cn_file_rec *cn_records_take(cn_records *r, const char *path, const cn_file_stamp *stamp, uint64_t size,
-                             uint64_t hash, const char *lang_version);
+cn_file_rec *cn_records_match(cn_records *r, const char *path, const cn_file_stamp *stamp, uint64_t size,
+                              uint64_t hash, const char *lang_version);
 /* Whether the build had a record for `path` at all. */
 bool cn_records_has(const cn_records *r, const char *path);
 size_t cn_records_count(const cn_records *r);

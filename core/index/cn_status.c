@@ -159,17 +159,23 @@ int cn_status_check(const char *repo, const char *cache_dir, cn_status *st)
         if ((rc = cn_walk(root, &wo, &files, &n, &ws)) < 0) goto out;
     }
     for (size_t i = 0; i < n; i++) {
-        char *abs = cn_path_join(root, files[i].path), *src = NULL;
+        const char *version = files[i].lang && files[i].lang->desc ? files[i].lang->desc->version : NULL;
+        char *abs, *src = NULL;
         size_t len = 0;
         const cn_file_rec *r;
+        /* unchanged by its stamp: not read */
+        if (cn_records_match(recs, files[i].path, &files[i].stamp, files[i].size, 0, version) != NULL) {
+            matched++;
+            continue;
+        }
+        abs = cn_path_join(root, files[i].path);
         if (abs == NULL || cn_file_read(abs, 0, &src, &len) < 0) {
             free(abs);
             cn_error_clear();
             continue;
         }
         free(abs);
-        r = cn_records_find(recs, files[i].path, cn_hash64(src, len, 0),
-                            files[i].lang && files[i].lang->desc ? files[i].lang->desc->version : NULL);
+        r = cn_records_match(recs, files[i].path, NULL, len, cn_hash64(src, len, 0), version);
         if (r != NULL) matched++;
         else if (cn_records_has(recs, files[i].path)) st->changed++;
         else if (memchr(src, '\0', len) == NULL) st->added++;  /* binary files are never indexed */

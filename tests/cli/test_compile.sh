@@ -133,6 +133,23 @@ check "incremental bm25.bin equals the full rebuild's" cmp -s "$TMPBASE/bm25.inc
 cn status "$repo" --cache-dir "$cache" --exclude-dir docs
 check "status rejects unknown options" rc_is 2
 
+# Unchanged files are known by their stamp (size, mtime, ctime, inode) and
+# not read, once they are older than the build that recorded them by 2 s;
+# an edit that keeps the size and puts the mtime back still changes the
+# ctime, so it is parsed.
+sleep 3
+cn compile "$repo" --cache-dir "$cache" --json --exclude-dir docs
+check "files older than the last build: none read" sh -c 'grep -q "\"parsed\": 0," "$0" && grep -q "\"unread\": 0," "$0"' "$OUT"
+cn compile "$repo" --cache-dir "$cache" --json --exclude-dir docs
+check "then known by their stamps, not read" sh -c 'grep -q "\"parsed\": 0," "$0" && grep -q "\"unread\": 6," "$0"' "$OUT"
+cp -p "$repo/pkg/pool.py" "$TMPBASE/pool.ref"
+sed 's/drain/DRAIN/' "$TMPBASE/pool.ref" > "$repo/pkg/pool.py"
+touch -r "$TMPBASE/pool.ref" "$repo/pkg/pool.py"
+cn compile "$repo" --cache-dir "$cache" --json --exclude-dir docs
+check "same size, mtime put back: parsed all the same" sh -c 'grep -q "\"parsed\": 1," "$0" && grep -q "\"unread\": 5," "$0"' "$OUT"
+cn run bm25_search --repo "$repo" --cache-dir "$cache" --args '{"query": "DRAIN", "return_content": false}'
+check "and its new content is in the index" out_has "pkg/pool.py:DRAIN"
+
 # Another selection makes the index stale; removed files are reported.
 rm "$repo/src/ring.h"
 cn status "$repo" --cache-dir "$cache"
