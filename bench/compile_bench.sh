@@ -55,6 +55,9 @@ for repo in "$@"; do
 
   # re-compile after editing one file, on a copy
   cp -R "$repo" "$work/copy"
+  # as in a checkout, the files are older than the build that indexes them
+  # (by more than the 2 s in which a stamp is not trusted)
+  sleep 3
   "$codenib" compile "$work/copy" --cache-dir "$work/c2" --quiet
   target=$(head -n 1 "$work/files" | sed "s|^$repo|$work/copy|")
   : > "$work/inc_t"

@@ -54,6 +54,12 @@ int cn_bm25_add_term(cn_bm25_builder *bld, uint32_t doc, const char *term, size_
  * the builder's life. */
 int cn_bm25_intern(cn_bm25_builder *bld, const char *term, size_t len, uint32_t *handle);
 int cn_bm25_add_handle(cn_bm25_builder *bld, uint32_t doc, uint32_t handle, uint32_t tf);
+/* Adds a whole document's counts at once: pairs[2i] indexes `handles` (a
+ * term interned with cn_bm25_intern), pairs[2i+1] is its count, for i in
+ * [0, n).  The same as one cn_bm25_add_handle per pair, at a fraction of
+ * the cost.  CN_EINVAL names the pair that is out of range. */
+int cn_bm25_add_counts(cn_bm25_builder *bld, uint32_t doc, const uint32_t *handles, size_t n_handles,
+                       const uint32_t *pairs, size_t n);
 /* Writes the index for documents [0, n_docs) atomically to `path`.  n_docs
  * must exceed every added doc (CN_EINVAL otherwise); documents never added
  * have length 0.  The bytes depend only on k1, b, n_docs and the sequence
@@ -63,8 +69,20 @@ int cn_bm25_add_handle(cn_bm25_builder *bld, uint32_t doc, uint32_t handle, uint
 int cn_bm25_write(cn_bm25_builder *bld, uint32_t n_docs, const char *path);
 void cn_bm25_builder_free(cn_bm25_builder *bld);
 
-/* ---- reading ------------------------------------------------------------- */
 typedef struct cn_bm25 cn_bm25;
+/* An incremental build: writes to `path` the index of documents [0, n_docs)
+ * made of the previous index `prev`'s documents that are kept -- document
+ * d becomes remap[d], or is dropped when remap[d] is UINT32_MAX; kept ones
+ * keep their order -- and the builder's documents (the new and changed
+ * ones, already numbered in the new order).  The bytes are those a full
+ * build of the same documents would write.  CN_EINVAL when k1 or b differ
+ * from prev's, CN_ECORRUPT when prev is inconsistent (a posting out of
+ * range or out of order) or a builder document is also a kept one: the
+ * caller then builds in full. */
+int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32_t *remap, uint32_t n_docs,
+                         const char *path);
+
+/* ---- reading ------------------------------------------------------------- */
 
 /* Maps and validates `path`: the container checks (magic, version, size,
  * checksum) and this format's own consistency (section sizes agree, offsets
@@ -73,6 +91,20 @@ typedef struct cn_bm25 cn_bm25;
  * naming the path and what is wrong, CN_ENOMEM, CN_EIO. */
 int cn_bm25_open(const char *path, cn_bm25 **out);
 void cn_bm25_close(cn_bm25 *idx);
+
+/* Semi-private, for cn_bm25_write_merged: the mapped arrays of an index
+ * (layout in cn_bm25_build.c), valid until cn_bm25_close. */
+typedef struct cn_bm25__view {
+    uint32_t n_docs;
+    size_t n_terms;
+    double k1, b;
+    const uint32_t *term_offs;
+    const unsigned char *terms;
+    const uint64_t *post_offs;
+    const uint32_t *postings;
+    const uint32_t *doc_len;
+} cn_bm25__view;
+void cn_bm25__view_of(const cn_bm25 *idx, cn_bm25__view *v);
 
 uint32_t cn_bm25_doc_count(const cn_bm25 *idx);
 double cn_bm25_k1(const cn_bm25 *idx);

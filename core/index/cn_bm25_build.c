@@ -277,6 +277,45 @@ int cn_bm25_add_handle(cn_bm25_builder *bld, uint32_t doc, uint32_t handle, uint
     return add_posting(bld, t, doc, tf);
 }
 
+int cn_bm25_add_counts(cn_bm25_builder *bld, uint32_t doc, const uint32_t *handles, size_t n_handles,
+                       const uint32_t *pairs, size_t n)
+{
+    uint64_t dl;
+    int rc;
+    if (n == 0) return 0;
+    if ((rc = open_doc(bld, doc)) < 0) return rc;
+    if (bld->n_postings + n > bld->log_cap) {
+        size_t cap = bld->log_cap ? bld->log_cap : 65536;
+        logged *p;
+        while (cap < bld->n_postings + n) cap *= 2;
+        if ((p = cap <= SIZE_MAX / sizeof *p ? realloc(bld->log, cap * sizeof *p) : NULL) == NULL)
+            return cn_error_set(CN_ENOMEM, "bm25: out of memory (postings)");
+        bld->log = p;
+        bld->log_cap = cap;
+    }
+    dl = bld->dl[doc];
+    for (size_t i = 0; i < n; i++) {
+        uint32_t ord = pairs[2 * i], tf = pairs[2 * i + 1], h;
+        term *t;
+        if (ord >= n_handles || (h = handles[ord]) >= bld->n_terms)
+            return cn_error_set(CN_EINVAL, "bm25: document %u: term %u out of range", doc, ord);
+        if (tf == 0) continue;
+        t = &bld->terms[h];
+        dl += tf;
+        if (t->last != 0 && bld->log[t->last - 1].doc == doc) {
+            bld->log[t->last - 1].tf += tf;   /* a term given twice */
+            continue;
+        }
+        if (t->n == UINT32_MAX) return cn_error_set(CN_EINVAL, "bm25: term has too many postings");
+        bld->log[bld->n_postings] = (logged){h, doc, tf};
+        t->last = ++bld->n_postings;
+        t->n++;
+    }
+    if (dl > UINT32_MAX) return cn_error_set(CN_EINVAL, "bm25: document %u has too many tokens", doc);
+    bld->dl[doc] = (uint32_t)dl;
+    return 0;
+}
+
 int cn_bm25_add_term(cn_bm25_builder *bld, uint32_t doc, const char *term_text, size_t len, uint32_t tf)
 {
     int rc;
@@ -361,35 +400,86 @@ static int hand_over(cn_idx_writer *w, int rc, uint32_t id, void *d, size_t size
     return cn_idx_writer_add_owned(w, id, d, size);
 }
 
-int cn_bm25_write(cn_bm25_builder *bld, uint32_t n_docs, const char *path)
+/* The sections of an index (each array malloc'd, taken over here, freed
+ * whatever happens) written to `path`. */
+typedef struct sections {
+    uint32_t *term_offs;    /* nt + 1 */
+    unsigned char *terms;
+    size_t terms_len;
+    uint64_t *post_offs;    /* nt + 1 */
+    uint32_t *postings;     /* np x {doc, tf} */
+    uint32_t *doc_len;      /* n_docs */
+    size_t nt;
+    uint64_t np;
+} sections;
+
+static void sections_free(sections *x)
 {
-    size_t nt = bld->n_terms;
-    sort_ent *ents = NULL;
-    unsigned char *meta = NULL, *terms = NULL;
-    uint32_t *term_offs = NULL, *postings = NULL, *doc_len = NULL;
-    uint64_t *post_offs = NULL, *cursor = NULL, total = 0, np = 0;
+    free(x->term_offs);
+    free(x->terms);
+    free(x->post_offs);
+    free(x->postings);
+    free(x->doc_len);
+    memset(x, 0, sizeof *x);
+}
+
+static int sections_alloc(sections *x, size_t nt, size_t terms_len, uint64_t np, uint32_t n_docs)
+{
+    memset(x, 0, sizeof *x);
+    if (np > SIZE_MAX / 8) return CN_ENOMEM;
+    x->term_offs = malloc((nt + 1) * sizeof *x->term_offs);
+    x->terms = malloc(terms_len ? terms_len : 1);
+    x->post_offs = malloc((nt + 1) * sizeof *x->post_offs);
+    x->postings = malloc(np ? (size_t)np * 8 : 1);
+    x->doc_len = calloc(n_docs ? n_docs : 1, sizeof *x->doc_len);
+    if (!x->term_offs || !x->terms || !x->post_offs || !x->postings || !x->doc_len) {
+        sections_free(x);
+        return CN_ENOMEM;
+    }
+    x->term_offs[0] = 0;
+    x->post_offs[0] = 0;
+    return 0;
+}
+
+static int write_sections(sections *x, double k1, double b, uint32_t n_docs, const char *path)
+{
+    unsigned char *meta = calloc(1, CN_BM25_META_SIZE);
+    uint64_t total = 0;
     cn_idx_writer *w = NULL;
     int rc;
 
-    if (bld->have_doc && n_docs <= bld->last_doc)
-        return cn_error_set(CN_EINVAL, "%s: bm25: n_docs %u does not cover document %u", path,
-                            n_docs, bld->last_doc);
-    if (bld->n_postings > SIZE_MAX / 8)
-        return cn_error_set(CN_EINVAL, "%s: bm25: too many postings", path);
-
-    ents = malloc((nt ? nt : 1) * sizeof *ents);
-    meta = calloc(1, CN_BM25_META_SIZE);
-    term_offs = malloc((nt + 1) * sizeof *term_offs);
-    terms = malloc(bld->strs_len ? bld->strs_len : 1);
-    post_offs = malloc((nt + 1) * sizeof *post_offs);
-    postings = malloc(bld->n_postings ? (size_t)bld->n_postings * 8 : 1);
-    doc_len = calloc(n_docs ? n_docs : 1, sizeof *doc_len);
-    cursor = malloc((nt ? nt : 1) * sizeof *cursor);
-    if (!ents || !meta || !term_offs || !terms || !post_offs || !postings || !doc_len || !cursor) {
-        rc = cn_error_set(CN_ENOMEM, "%s: bm25: out of memory writing the index", path);
-        goto done;
+    if (meta == NULL) {
+        sections_free(x);
+        return cn_error_set(CN_ENOMEM, "%s: bm25: out of memory writing the index", path);
     }
+    for (uint32_t d = 0; d < n_docs; d++) total += x->doc_len[d];
+    put32(meta + 0, n_docs);
+    put64(meta + 8, (uint64_t)x->nt);
+    put64(meta + 16, x->np);
+    put64(meta + 24, total);
+    putf64(meta + 32, k1);
+    putf64(meta + 40, b);
+    putf64(meta + 48, n_docs ? (double)total / (double)n_docs : 0.0);
 
+    rc = cn_idx_writer_new(CN_BM25_MAGIC, CN_BM25_VERSION, &w);
+    rc = hand_over(w, rc, CN_BM25_SEC_META, meta, CN_BM25_META_SIZE);
+    rc = hand_over(w, rc, CN_BM25_SEC_TERM_OFFS, x->term_offs, (x->nt + 1) * 4);
+    rc = hand_over(w, rc, CN_BM25_SEC_TERMS, x->terms, x->terms_len);
+    rc = hand_over(w, rc, CN_BM25_SEC_POST_OFFS, x->post_offs, (x->nt + 1) * 8);
+    rc = hand_over(w, rc, CN_BM25_SEC_POSTINGS, x->postings, (size_t)x->np * 8);
+    rc = hand_over(w, rc, CN_BM25_SEC_DOC_LEN, x->doc_len, (size_t)n_docs * 4);
+    memset(x, 0, sizeof *x);
+    if (rc == 0) rc = cn_idx_writer_write(w, path);
+    cn_idx_writer_free(w);
+    return rc;
+}
+
+/* The builder's terms in byte order (ents[i].idx is the term). */
+static sort_ent *sorted_terms(const cn_bm25_builder *bld)
+{
+    size_t nt = bld->n_terms;
+    sort_ent *ents = malloc((nt ? nt : 1) * sizeof *ents);
+    if (ents == NULL) return NULL;
     for (size_t i = 0; i < nt; i++) {
         const unsigned char *p = (const unsigned char *)bld->strs + bld->terms[i].str;
         uint64_t key = 0;
@@ -402,66 +492,193 @@ int cn_bm25_write(cn_bm25_builder *bld, uint32_t n_docs, const char *path)
     /* Terms are unique, so the order is total and the sort's stability
      * cannot change the output. */
     if (nt > 1 && sort_terms(ents, nt) < 0) {
-        rc = cn_error_set(CN_ENOMEM, "%s: bm25: out of memory writing the index", path);
-        goto done;
+        free(ents);
+        return NULL;
     }
+    return ents;
+}
 
+/* cursor[t]: where term t's postings start once the log is laid out in
+ * `order` (the terms' output order); then the log is placed there. */
+static uint64_t *place_log(const cn_bm25_builder *bld, const sort_ent *order, uint32_t *postings)
+{
+    size_t nt = bld->n_terms;
+    uint64_t *cursor = malloc((nt ? nt : 1) * sizeof *cursor), np = 0;
+    if (cursor == NULL) return NULL;
+    for (size_t i = 0; i < nt; i++) {
+        cursor[order[i].idx] = np;
+        np += bld->terms[order[i].idx].n;
+    }
+    /* the log is in document order: each term's postings come out so */
+    for (uint64_t k = 0; k < bld->n_postings; k++) {
+        const logged *l = &bld->log[k];
+        uint64_t at = cursor[l->term]++;
+        postings[2 * at] = l->doc;
+        postings[2 * at + 1] = l->tf;
+    }
+    /* cursor[t] is now where t's postings end */
+    return cursor;
+}
+
+int cn_bm25_write(cn_bm25_builder *bld, uint32_t n_docs, const char *path)
+{
+    size_t nt = bld->n_terms;
+    sort_ent *ents = NULL;
+    uint64_t *cursor = NULL, np = 0;
+    sections x;
+    int rc = 0;
+
+    if (bld->have_doc && n_docs <= bld->last_doc)
+        return cn_error_set(CN_EINVAL, "%s: bm25: n_docs %u does not cover document %u", path,
+                            n_docs, bld->last_doc);
+    if ((ents = sorted_terms(bld)) == NULL || sections_alloc(&x, nt, bld->strs_len, bld->n_postings, n_docs) < 0) {
+        free(ents);
+        return cn_error_set(CN_ENOMEM, "%s: bm25: out of memory writing the index", path);
+    }
     {
         uint32_t toff = 0;
-        term_offs[0] = 0;
-        post_offs[0] = 0;
         for (size_t i = 0; i < nt; i++) {
             const term *t = &bld->terms[ents[i].idx];
-            memcpy(terms + toff, ents[i].s, t->len);
+            memcpy(x.terms + toff, ents[i].s, t->len);
             toff += t->len;
-            term_offs[i + 1] = toff;
-            cursor[ents[i].idx] = np;
+            x.term_offs[i + 1] = toff;
             np += t->n;
-            post_offs[i + 1] = np;
-        }
-        /* the log is in document order: each term's postings come out so */
-        for (uint64_t k = 0; k < bld->n_postings; k++) {
-            const logged *l = &bld->log[k];
-            uint64_t at = cursor[l->term]++;
-            postings[2 * at] = l->doc;
-            postings[2 * at + 1] = l->tf;
+            x.post_offs[i + 1] = np;
         }
     }
-    if (bld->dl_len) memcpy(doc_len, bld->dl, bld->dl_len * sizeof *doc_len);
-    for (size_t i = 0; i < bld->dl_len; i++) total += bld->dl[i];
-
-    put32(meta + 0, n_docs);
-    put64(meta + 8, (uint64_t)nt);
-    put64(meta + 16, np);
-    put64(meta + 24, total);
-    putf64(meta + 32, bld->k1);
-    putf64(meta + 40, bld->b);
-    putf64(meta + 48, n_docs ? (double)total / (double)n_docs : 0.0);
-
-    rc = cn_idx_writer_new(CN_BM25_MAGIC, CN_BM25_VERSION, &w);
-    rc = hand_over(w, rc, CN_BM25_SEC_META, meta, CN_BM25_META_SIZE);
-    meta = NULL;
-    rc = hand_over(w, rc, CN_BM25_SEC_TERM_OFFS, term_offs, (nt + 1) * 4);
-    term_offs = NULL;
-    rc = hand_over(w, rc, CN_BM25_SEC_TERMS, terms, bld->strs_len);
-    terms = NULL;
-    rc = hand_over(w, rc, CN_BM25_SEC_POST_OFFS, post_offs, (nt + 1) * 8);
-    post_offs = NULL;
-    rc = hand_over(w, rc, CN_BM25_SEC_POSTINGS, postings, (size_t)np * 8);
-    postings = NULL;
-    rc = hand_over(w, rc, CN_BM25_SEC_DOC_LEN, doc_len, (size_t)n_docs * 4);
-    doc_len = NULL;
-    if (rc == 0) rc = cn_idx_writer_write(w, path);
-
-done:
-    cn_idx_writer_free(w);
+    if ((cursor = place_log(bld, ents, x.postings)) == NULL) rc = CN_ENOMEM;
+    if (bld->dl_len) memcpy(x.doc_len, bld->dl, bld->dl_len * sizeof *x.doc_len);
+    x.nt = nt;
+    x.terms_len = bld->strs_len;
+    x.np = np;
     free(cursor);
     free(ents);
-    free(meta);
-    free(term_offs);
-    free(terms);
-    free(post_offs);
-    free(postings);
-    free(doc_len);
-    return rc;
+    if (rc < 0) {
+        sections_free(&x);
+        return cn_error_set(CN_ENOMEM, "%s: bm25: out of memory writing the index", path);
+    }
+    return write_sections(&x, bld->k1, bld->b, n_docs, path);
+}
+
+static int term_order(const unsigned char *a, size_t alen, const unsigned char *b, size_t blen)
+{
+    int c = memcmp(a, b, alen < blen ? alen : blen);
+    return c ? c : (alen > blen) - (alen < blen);
+}
+
+int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32_t *remap, uint32_t n_docs,
+                         const char *path)
+{
+    cn_bm25__view v;
+    sort_ent *ents = NULL;
+    uint64_t *end = NULL, np = 0;
+    uint32_t *newp = NULL;
+    size_t nt = 0, toff = 0, i = 0, j = 0;
+    sections x;
+    int rc = 0;
+
+    cn_bm25__view_of(prev, &v);
+    if (v.k1 != bld->k1 || v.b != bld->b)
+        return cn_error_set(CN_EINVAL, "%s: bm25: k1/b changed since the last build", path);
+    if (bld->have_doc && n_docs <= bld->last_doc)
+        return cn_error_set(CN_EINVAL, "%s: bm25: n_docs %u does not cover document %u", path, n_docs, bld->last_doc);
+    ents = sorted_terms(bld);
+    newp = malloc(bld->n_postings ? (size_t)bld->n_postings * 8 : 1);
+    if (ents == NULL || newp == NULL ||
+        sections_alloc(&x, v.n_terms + bld->n_terms, v.term_offs[v.n_terms] + bld->strs_len,
+                       v.post_offs[v.n_terms] + bld->n_postings, n_docs) < 0) {
+        free(ents);
+        free(newp);
+        return cn_error_set(CN_ENOMEM, "%s: bm25: out of memory writing the index", path);
+    }
+    if ((end = place_log(bld, ents, newp)) == NULL) rc = CN_ENOMEM;
+    /* both term lists are sorted: walk them together */
+    while (rc == 0 && (i < v.n_terms || j < bld->n_terms)) {
+        const unsigned char *os = i < v.n_terms ? v.terms + v.term_offs[i] : NULL;
+        size_t ol = os ? v.term_offs[i + 1] - v.term_offs[i] : 0;
+        int c = os == NULL ? 1 : j >= bld->n_terms ? -1 : term_order(os, ol, ents[j].s, ents[j].len);
+        uint64_t start = np, a = 0, ae = 0, b = 0, be = 0;
+        uint32_t last = 0;
+        bool any = false;
+        if (c <= 0) {
+            a = v.post_offs[i];
+            ae = v.post_offs[i + 1];
+        }
+        if (c >= 0) {
+            const term *t = &bld->terms[ents[j].idx];
+            be = end[ents[j].idx];
+            b = be - t->n;
+        }
+        /* kept old postings (renumbered, in order) and new ones, by doc */
+        for (;;) {
+            uint32_t od = UINT32_MAX, otf = 0;
+            while (a < ae) {
+                uint32_t d = v.postings[2 * a];
+                if (d >= v.n_docs) {
+                    rc = CN_ECORRUPT;
+                    break;
+                }
+                if (remap[d] != UINT32_MAX) {
+                    od = remap[d];
+                    otf = v.postings[2 * a + 1];
+                    break;
+                }
+                a++;
+            }
+            if (rc < 0 || (od == UINT32_MAX && b == be)) break;
+            if (b < be && (od == UINT32_MAX || newp[2 * b] < od)) {
+                x.postings[2 * np] = newp[2 * b];
+                x.postings[2 * np + 1] = newp[2 * b + 1];
+                b++;
+            } else if (b < be && newp[2 * b] == od) {
+                rc = CN_ECORRUPT;   /* a document both kept and new */
+                break;
+            } else {
+                x.postings[2 * np] = od;
+                x.postings[2 * np + 1] = otf;
+                a++;
+            }
+            if ((any && x.postings[2 * np] <= last) || x.postings[2 * np] >= n_docs) {
+                rc = CN_ECORRUPT;   /* out of order: prev is not what it claims */
+                break;
+            }
+            last = x.postings[2 * np];
+            any = true;
+            np++;
+        }
+        if (rc == 0 && np > start) {
+            const unsigned char *ts = c <= 0 ? os : ents[j].s;
+            size_t tl = c <= 0 ? ol : ents[j].len;
+            memcpy(x.terms + toff, ts, tl);
+            toff += tl;
+            x.term_offs[++nt] = (uint32_t)toff;
+            x.post_offs[nt] = np;
+        }
+        if (c <= 0) i++;
+        if (c >= 0) j++;
+    }
+    if (rc == 0) {
+        for (uint32_t d = 0; d < v.n_docs; d++)
+            if (remap[d] != UINT32_MAX) {
+                if (remap[d] >= n_docs) {
+                    rc = CN_ECORRUPT;
+                    break;
+                }
+                x.doc_len[remap[d]] = v.doc_len[d];
+            }
+        for (size_t d = 0; rc == 0 && d < bld->dl_len; d++)
+            if (bld->dl[d]) x.doc_len[d] = bld->dl[d];
+    }
+    free(end);
+    free(ents);
+    free(newp);
+    if (rc < 0) {
+        sections_free(&x);
+        return rc == CN_ENOMEM ? cn_error_set(CN_ENOMEM, "%s: bm25: out of memory writing the index", path)
+                               : cn_error_set(CN_ECORRUPT, "%s: bm25: the previous index does not fit this build", path);
+    }
+    x.nt = nt;
+    x.terms_len = toff;
+    x.np = np;
+    return write_sections(&x, bld->k1, bld->b, n_docs, path);
 }

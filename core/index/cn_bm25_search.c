@@ -196,6 +196,19 @@ double cn_bm25_b(const cn_bm25 *idx) { return idx->b; }
 double cn_bm25_avgdl(const cn_bm25 *idx) { return idx->avgdl; }
 size_t cn_bm25_term_count(const cn_bm25 *idx) { return idx->n_terms; }
 
+void cn_bm25__view_of(const cn_bm25 *idx, cn_bm25__view *v)
+{
+    v->n_docs = idx->n_docs;
+    v->n_terms = idx->n_terms;
+    v->k1 = idx->k1;
+    v->b = idx->b;
+    v->term_offs = idx->term_offs;
+    v->terms = idx->terms;
+    v->post_offs = idx->post_offs;
+    v->postings = idx->postings;
+    v->doc_len = idx->doc_len;
+}
+
 uint32_t cn_bm25_doc_len(const cn_bm25 *idx, uint32_t doc)
 {
     return doc < idx->n_docs ? idx->doc_len[doc] : 0;

@@ -328,60 +328,83 @@ static long long file_size(const char *dir, const char *name)
 /* ---- BM25 --------------------------------------------------------------- */
 
 /* The documents' terms were counted by the parse workers (or kept from the
- * previous build): only the merge into one index is left here. */
-static int build_bm25(const cn_compile_opts *o, const cn_file_rec *recs, size_t n, uint32_t n_nodes,
-                      const char *path)
+ * previous build): only the merge into one index is left here.  With the
+ * previous build's index and records (prev, prev_dir), the documents of
+ * unchanged files are taken from its postings and only the others are
+ * added: the same bytes, without interning every file's terms again. */
+static int add_file_terms(cn_bm25_builder *bld, const cn_file_rec *r, uint32_t base, uint32_t **handles,
+                          size_t *cap_handles)
+{
+    size_t n_terms = 0;
+    int rc = 0;
+    if (r->doc_off == NULL)
+        return cn_error_set(CN_ECORRUPT, "%s: no BM25 terms in its parse record; compile with --rebuild", r->path);
+    /* intern each distinct term of the file once */
+    for (size_t off = 0; off < r->terms.len && rc == 0; n_terms++) {
+        const char *t = r->terms.data + off;
+        size_t len = strlen(t);
+        if (n_terms == *cap_handles) {
+            size_t cap = *cap_handles ? *cap_handles * 2 : 4096;
+            uint32_t *h = realloc(*handles, cap * sizeof *h);
+            if (h == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
+            *handles = h;
+            *cap_handles = cap;
+        }
+        rc = cn_bm25_intern(bld, t, len, &(*handles)[n_terms]);
+        off += len + 1;
+    }
+    for (size_t k = 0; k < r->n_nodes + 1 && rc == 0; k++)
+        if ((rc = cn_bm25_add_counts(bld, base + (uint32_t)k, *handles, n_terms, r->dt + 2 * (size_t)r->doc_off[k],
+                                     r->doc_off[k + 1] - r->doc_off[k])) == CN_EINVAL)
+            rc = cn_error_prefix("%s (compile with --rebuild)", r->path);
+    return rc;
+}
+
+static int build_bm25_with(const cn_compile_opts *o, const cn_file_rec *recs, size_t n, uint32_t n_nodes,
+                           const char *path, const uint32_t *remap, const bool *from_old, const cn_bm25 *old)
 {
     cn_bm25_builder *bld = NULL;
-    uint32_t base = 0;
-    size_t done = 0, total = 0;
+    uint32_t base = 0, *handles = NULL;
+    size_t done = 0, total = 0, cap_handles = 0;
     int rc = cn_bm25_builder_new(CN_BM25_DEFAULT_K1, CN_BM25_DEFAULT_B, &bld);
 
     for (size_t i = 0; i < n; i++) total += recs[i].status == CN_REC_PARSED;
-    uint32_t *handles = NULL;
-    size_t cap_handles = 0;
-
     for (size_t i = 0; i < n && rc == 0; i++) {
         const cn_file_rec *r = &recs[i];
-        size_t n_terms = 0;
         if (r->status != CN_REC_PARSED) continue;
-        if (r->doc_off == NULL) {
-            rc = cn_error_set(CN_ECORRUPT, "%s: no BM25 terms in its parse record; compile with --rebuild",
-                              r->path);
-            break;
-        }
-        /* intern each distinct term of the file once */
-        for (size_t off = 0; off < r->terms.len && rc == 0; n_terms++) {
-            const char *t = r->terms.data + off;
-            size_t len = strlen(t);
-            if (n_terms == cap_handles) {
-                size_t cap = cap_handles ? cap_handles * 2 : 4096;
-                uint32_t *h = realloc(handles, cap * sizeof *h);
-                if (h == NULL) {
-                    rc = cn_error_set(CN_ENOMEM, "out of memory");
-                    break;
-                }
-                handles = h;
-                cap_handles = cap;
-            }
-            rc = cn_bm25_intern(bld, t, len, &handles[n_terms]);
-            off += len + 1;
-        }
-        for (size_t k = 0; k < r->n_nodes + 1 && rc == 0; k++)
-            for (uint32_t p = r->doc_off[k]; p < r->doc_off[k + 1] && rc == 0; p++) {
-                uint32_t ord = r->dt[2 * (size_t)p];
-                if (ord >= n_terms) {
-                    rc = cn_error_set(CN_ECORRUPT, "%s: a BM25 term out of range; compile with --rebuild", r->path);
-                    break;
-                }
-                rc = cn_bm25_add_handle(bld, base + (uint32_t)k, handles[ord], r->dt[2 * (size_t)p + 1]);
-            }
+        /* a kept file's documents come from the old index */
+        if (old == NULL || !from_old[i]) rc = add_file_terms(bld, r, base, &handles, &cap_handles);
         base += (uint32_t)(r->n_nodes + 1);
         progress(o, CN_STAGE_BM25, ++done, total, NULL);
     }
     free(handles);
-    if (rc == 0) rc = cn_bm25_write(bld, n_nodes, path);
+    if (rc == 0) rc = old ? cn_bm25_write_merged(bld, old, remap, n_nodes, path) : cn_bm25_write(bld, n_nodes, path);
     cn_bm25_builder_free(bld);
+    return rc;
+}
+
+static int build_bm25(const cn_compile_opts *o, const cn_file_rec *recs, size_t n, uint32_t n_nodes,
+                      const char *path, const cn_records *prev, const char *prev_dir)
+{
+    uint32_t *remap = NULL, n_old = 0, kept = 0;
+    bool *from_old = calloc(n ? n : 1, sizeof *from_old);
+    cn_bm25 *old = NULL;
+    char *old_path = prev && prev_dir ? cn_path_join(prev_dir, CN_BM25_INDEX_FILE) : NULL;
+    int rc = CN_ENOTFOUND;
+
+    if (old_path != NULL && from_old != NULL && cn_records_doc_map(prev, recs, n, &remap, &n_old, from_old, &kept) == 0 &&
+        kept > 0 && cn_bm25_open(old_path, &old) == 0 && cn_bm25_doc_count(old) == n_old) {
+        rc = build_bm25_with(o, recs, n, n_nodes, path, remap, from_old, old);
+        if (rc == CN_EINVAL || rc == CN_ECORRUPT) rc = CN_ENOTFOUND;   /* the old index does not fit: in full */
+    }
+    cn_bm25_close(old);
+    if (rc == CN_ENOTFOUND) {
+        cn_error_clear();
+        rc = build_bm25_with(o, recs, n, n_nodes, path, NULL, NULL, NULL);
+    }
+    free(from_old);
+    free(remap);
+    free(old_path);
     return rc;
 }
 
@@ -746,7 +769,8 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
     mark(res, &tm, CN_STAGE_NODES);
     if (wants(o, "bm25")) {
         char *p = cn_path_join(tmp_dir, CN_BM25_INDEX_FILE);
-        rc = p ? build_bm25(o, recs, n, res->n_nodes, p) : cn_error_set(CN_ENOMEM, "out of memory");
+        rc = p ? build_bm25(o, recs, n, res->n_nodes, p, o->rebuild ? NULL : prev, prev_dir)
+               : cn_error_set(CN_ENOMEM, "out of memory");
         free(p);
         if (rc < 0) goto out;
     }

@@ -53,6 +53,7 @@ typedef struct ref_disk {
 struct cn_records {
     cn_file_rec *recs;
     char **versions;
+    uint32_t *docs;        /* per file n_nodes + 1, as opened (records move out) */
     size_t n;
     uint64_t started_ns;   /* of the build that wrote them; 0 unknown */
 };
@@ -73,88 +74,125 @@ static uint32_t st_add(cn_buf *b, const char *s)
 int cn_records_write(const cn_file_rec *recs, size_t n, const cn_langs *langs, uint64_t started_ns,
                      const char *path)
 {
-    cn_buf files = CN_BUF_INIT, nodes = CN_BUF_INIT, refs = CN_BUF_INIT, pools = CN_BUF_INIT,
-           st = CN_BUF_INIT, terms = CN_BUF_INIT, dt = CN_BUF_INIT, docoff = CN_BUF_INIT;
+    size_t nf = 0, nn = 0, nr = 0, np = 0, nt = 0, nd = 0, no = 0;
+    file_disk *files = NULL;
+    node_disk *nodes = NULL;
+    ref_disk *refs = NULL;
+    char *pools = NULL, *terms = NULL;
+    uint32_t *dt = NULL, *docoff = NULL;
+    cn_buf st = CN_BUF_INIT;
     cn_idx_writer *w = NULL;
-    uint32_t node0 = 0, ref0 = 0, dt0 = 0, docoff0 = 0;
     int rc;
 
-    st_add(&st, "");
+    /* sizes first, so every section is one allocation filled in place */
     for (size_t i = 0; i < n; i++) {
         const cn_file_rec *r = &recs[i];
-        file_disk f;
         if (r->status != CN_REC_PARSED) continue;
-        memset(&f, 0, sizeof f);
-        f.path = st_add(&st, r->path);
-        f.language = st_add(&st, r->language);
-        f.version = st_add(&st, version_of(langs, r->language));
-        f.n_lines = r->n_lines;
-        f.hash = r->hash;
-        f.size = r->size;
-        f.node0 = node0;
-        f.n_nodes = (uint32_t)r->n_nodes;
-        f.ref0 = ref0;
-        f.n_refs = (uint32_t)r->n_refs;
-        f.pool_off = (uint32_t)pools.len;
-        f.pool_len = (uint32_t)r->pool.len;
-        f.flags = r->is_test ? 1u : 0u;
-        f.mtime_ns = r->stamp.mtime_ns;
-        f.ctime_ns = r->stamp.ctime_ns;
-        f.ino = r->stamp.ino;
-        f.dev = r->stamp.dev;
+        nf++;
+        nn += r->n_nodes;
+        nr += r->n_refs;
+        np += r->pool.len;
         if (r->doc_off != NULL) {
-            f.flags |= 2u;  /* has BM25 terms */
-            f.terms_off = (uint32_t)terms.len;
-            f.terms_len = (uint32_t)r->terms.len;
-            f.dt0 = dt0;
-            f.n_dt = (uint32_t)r->n_dt;
-            f.docoff0 = docoff0;
-            if (r->terms.len) cn_buf_append(&terms, r->terms.data, r->terms.len);
-            if (r->n_dt) cn_buf_append(&dt, (const char *)r->dt, r->n_dt * 2 * sizeof *r->dt);
-            cn_buf_append(&docoff, (const char *)r->doc_off, (r->n_nodes + 2) * sizeof *r->doc_off);
-            dt0 += (uint32_t)r->n_dt;
-            docoff0 += (uint32_t)(r->n_nodes + 2);
+            nt += r->terms.len;
+            nd += r->n_dt;
+            no += r->n_nodes + 2;
         }
-        cn_buf_append(&files, (const char *)&f, sizeof f);
+    }
+    if (nn > UINT32_MAX || nr > UINT32_MAX || np > UINT32_MAX || nt > UINT32_MAX || nd > UINT32_MAX / 2 ||
+        no > UINT32_MAX)
+        return cn_error_set(CN_EINVAL, "%s: too many parse records to write", path);
+    files = calloc(nf ? nf : 1, sizeof *files);
+    nodes = malloc((nn ? nn : 1) * sizeof *nodes);
+    refs = malloc((nr ? nr : 1) * sizeof *refs);
+    pools = malloc(np ? np : 1);
+    terms = malloc(nt ? nt : 1);
+    dt = malloc((nd ? nd : 1) * 2 * sizeof *dt);
+    docoff = malloc((no ? no : 1) * sizeof *docoff);
+    if (!files || !nodes || !refs || !pools || !terms || !dt || !docoff) {
+        rc = cn_error_set(CN_ENOMEM, "out of memory writing %s", path);
+        goto out;
+    }
+    st_add(&st, "");
+    nf = nn = nr = np = nt = nd = no = 0;
+    for (size_t i = 0; i < n; i++) {
+        const cn_file_rec *r = &recs[i];
+        file_disk *f = &files[nf];
+        if (r->status != CN_REC_PARSED) continue;
+        f->path = st_add(&st, r->path);
+        f->language = st_add(&st, r->language);
+        f->version = st_add(&st, version_of(langs, r->language));
+        f->n_lines = r->n_lines;
+        f->hash = r->hash;
+        f->size = r->size;
+        f->node0 = (uint32_t)nn;
+        f->n_nodes = (uint32_t)r->n_nodes;
+        f->ref0 = (uint32_t)nr;
+        f->n_refs = (uint32_t)r->n_refs;
+        f->pool_off = (uint32_t)np;
+        f->pool_len = (uint32_t)r->pool.len;
+        f->flags = r->is_test ? 1u : 0u;
+        f->mtime_ns = r->stamp.mtime_ns;
+        f->ctime_ns = r->stamp.ctime_ns;
+        f->ino = r->stamp.ino;
+        f->dev = r->stamp.dev;
+        if (r->doc_off != NULL) {
+            f->flags |= 2u;  /* has BM25 terms */
+            f->terms_off = (uint32_t)nt;
+            f->terms_len = (uint32_t)r->terms.len;
+            f->dt0 = (uint32_t)nd;
+            f->n_dt = (uint32_t)r->n_dt;
+            f->docoff0 = (uint32_t)no;
+            if (r->terms.len) memcpy(terms + nt, r->terms.data, r->terms.len);
+            if (r->n_dt) memcpy(dt + 2 * nd, r->dt, r->n_dt * 2 * sizeof *dt);
+            memcpy(docoff + no, r->doc_off, (r->n_nodes + 2) * sizeof *docoff);
+            nt += r->terms.len;
+            nd += r->n_dt;
+            no += r->n_nodes + 2;
+        }
         for (size_t k = 0; k < r->n_nodes; k++) {
             const cn_rec_node *x = &r->nodes[k];
-            node_disk d = {x->kind, x->flags, x->start_line, x->end_line, x->parent, x->name, x->qualname};
-            cn_buf_append(&nodes, (const char *)&d, sizeof d);
+            nodes[nn++] = (node_disk){x->kind, x->flags, x->start_line, x->end_line, x->parent, x->name, x->qualname};
         }
         for (size_t k = 0; k < r->n_refs; k++) {
             const cn_rec_ref *x = &r->refs[k];
-            ref_disk d = {x->kind, x->from, x->line, x->column, x->name, x->target};
-            cn_buf_append(&refs, (const char *)&d, sizeof d);
+            refs[nr++] = (ref_disk){x->kind, x->from, x->line, x->column, x->name, x->target};
         }
-        if (r->pool.len) cn_buf_append(&pools, r->pool.data, r->pool.len);
-        node0 += (uint32_t)r->n_nodes;
-        ref0 += (uint32_t)r->n_refs;
+        if (r->pool.len) memcpy(pools + np, r->pool.data, r->pool.len);
+        np += r->pool.len;
+        nf++;
     }
-    if (files.oom || nodes.oom || refs.oom || pools.oom || st.oom || terms.oom || dt.oom || docoff.oom) {
+    if (st.oom) {
         rc = cn_error_set(CN_ENOMEM, "out of memory writing %s", path);
         goto out;
     }
     if ((rc = cn_idx_writer_new(RECS_MAGIC, RECS_VERSION, &w)) < 0) goto out;
-    if ((rc = cn_idx_writer_add(w, S_FILES, files.data, files.len)) < 0 ||
-        (rc = cn_idx_writer_add(w, S_NODES, nodes.data, nodes.len)) < 0 ||
-        (rc = cn_idx_writer_add(w, S_REFS, refs.data, refs.len)) < 0 ||
-        (rc = cn_idx_writer_add(w, S_POOLS, pools.data, pools.len)) < 0 ||
-        (rc = cn_idx_writer_add(w, S_STRTAB, st.data, st.len)) < 0 ||
-        (rc = cn_idx_writer_add(w, S_TERMS, terms.data, terms.len)) < 0 ||
-        (rc = cn_idx_writer_add(w, S_DT, dt.data, dt.len)) < 0 ||
-        (rc = cn_idx_writer_add(w, S_DOCOFF, docoff.data, docoff.len)) < 0 ||
-        (rc = cn_idx_writer_add(w, S_META, &started_ns, sizeof started_ns)) < 0)
-        goto out;
-    rc = cn_idx_writer_write(w, path);
+    /* the writer takes each array over, even when adding fails */
+    rc = cn_idx_writer_add_owned(w, S_FILES, files, nf * sizeof *files);
+    files = NULL;
+    if (rc == 0) rc = cn_idx_writer_add_owned(w, S_NODES, nodes, nn * sizeof *nodes);
+    nodes = NULL;
+    if (rc == 0) rc = cn_idx_writer_add_owned(w, S_REFS, refs, nr * sizeof *refs);
+    refs = NULL;
+    if (rc == 0) rc = cn_idx_writer_add_owned(w, S_POOLS, pools, np);
+    pools = NULL;
+    if (rc == 0) rc = cn_idx_writer_add(w, S_STRTAB, st.data, st.len);
+    if (rc == 0) rc = cn_idx_writer_add_owned(w, S_TERMS, terms, nt);
+    terms = NULL;
+    if (rc == 0) rc = cn_idx_writer_add_owned(w, S_DT, dt, nd * 2 * sizeof *dt);
+    dt = NULL;
+    if (rc == 0) rc = cn_idx_writer_add_owned(w, S_DOCOFF, docoff, no * sizeof *docoff);
+    docoff = NULL;
+    if (rc == 0) rc = cn_idx_writer_add(w, S_META, &started_ns, sizeof started_ns);
+    if (rc == 0) rc = cn_idx_writer_write(w, path);
 out:
-    cn_buf_free(&terms);
-    cn_buf_free(&dt);
-    cn_buf_free(&docoff);
     cn_idx_writer_free(w);
-    cn_buf_free(&files);
-    cn_buf_free(&nodes);
-    cn_buf_free(&refs);
-    cn_buf_free(&pools);
+    free(files);
+    free(nodes);
+    free(refs);
+    free(pools);
+    free(terms);
+    free(dt);
+    free(docoff);
     cn_buf_free(&st);
     return rc;
 }
@@ -195,7 +233,8 @@ int cn_records_open(const char *path, const cn_langs *langs, cn_records **out)
     n = fsz / sizeof *files;
     r = calloc(1, sizeof *r);
     if (r == NULL || (r->recs = calloc(n ? n : 1, sizeof *r->recs)) == NULL ||
-        (r->versions = calloc(n ? n : 1, sizeof *r->versions)) == NULL) {
+        (r->versions = calloc(n ? n : 1, sizeof *r->versions)) == NULL ||
+        (r->docs = calloc(n ? n : 1, sizeof *r->docs)) == NULL) {
         rc = cn_error_set(CN_ENOMEM, "out of memory");
         goto fail;
     }
@@ -220,6 +259,7 @@ int cn_records_open(const char *path, const cn_langs *langs, cn_records **out)
         x->hash = d->hash;
         x->size = d->size;
         x->n_lines = d->n_lines;
+        r->docs[i] = d->n_nodes + 1;
         x->stamp = (cn_file_stamp){d->mtime_ns, d->ctime_ns, d->ino, d->dev};
         r->versions[i] = cn_strdup(st + d->version);
         x->nodes = malloc((d->n_nodes ? d->n_nodes : 1) * sizeof *x->nodes);
@@ -327,6 +367,41 @@ cn_file_rec *cn_records_match(cn_records *r, const char *path, const cn_file_sta
     return NULL;
 }
 
+int cn_records_doc_map(const cn_records *r, const cn_file_rec *recs, size_t n, uint32_t **remap, uint32_t *n_old,
+                       bool *from_old, uint32_t *kept)
+{
+    uint64_t total = 0, base = 0;
+    uint32_t *old_base = malloc((r->n ? r->n : 1) * sizeof *old_base), *m = NULL;
+    *remap = NULL;
+    *n_old = *kept = 0;
+    if (old_base == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
+    for (size_t i = 0; i < r->n; i++) {
+        old_base[i] = (uint32_t)total;
+        total += r->docs[i];
+    }
+    if (total >= UINT32_MAX || (m = malloc((total ? total : 1) * sizeof *m)) == NULL) {
+        free(old_base);
+        return cn_error_set(CN_ENOMEM, "out of memory");
+    }
+    memset(m, 0xff, total * sizeof *m);
+    for (size_t k = 0; k < n; k++) {
+        const cn_file_rec *x = &recs[k];
+        ssize_t i;
+        from_old[k] = false;
+        if (x->status != CN_REC_PARSED) continue;
+        if (x->reused && (i = find_path(r, x->path)) >= 0 && r->docs[i] == x->n_nodes + 1) {
+            for (uint32_t d = 0; d < r->docs[i]; d++) m[old_base[i] + d] = (uint32_t)(base + d);
+            *kept += r->docs[i];
+            from_old[k] = true;
+        }
+        base += x->n_nodes + 1;
+    }
+    free(old_base);
+    *remap = m;
+    *n_old = (uint32_t)total;
+    return 0;
+}
+
 bool cn_records_has(const cn_records *r, const char *path)
 {
     return find_path(r, path) >= 0;
@@ -346,5 +421,6 @@ void cn_records_close(cn_records *r)
     }
     free(r->recs);
     free(r->versions);
+    free(r->docs);
     free(r);
 }

@@ -29,6 +29,15 @@ int cn_records_open(const char *path, const cn_langs *langs, cn_records **out);
 #define CN_RECORDS_STAMP_MARGIN_NS 2000000000ull
 cn_file_rec *cn_records_match(cn_records *r, const char *path, const cn_file_stamp *stamp, uint64_t size,
                               uint64_t hash, const char *lang_version);
+/* Where the documents of the previous build (a file node and each of its
+ * nodes, files in order: the numbering of the nodes and BM25 indexes) went
+ * in this one: *remap (malloc'd, *n_old entries) gives each old document's
+ * new number, or UINT32_MAX when its file is not among recs[0, n) as a
+ * reused record (it changed, or is gone).  from_old[k] (n entries, set
+ * here) tells whether recs[k]'s documents are among the kept ones; *kept
+ * counts the documents kept. */
+int cn_records_doc_map(const cn_records *r, const cn_file_rec *recs, size_t n, uint32_t **remap, uint32_t *n_old,
+                       bool *from_old, uint32_t *kept);
 /* Whether the build had a record for `path` at all. */
 bool cn_records_has(const cn_records *r, const char *path);
 size_t cn_records_count(const cn_records *r);

@@ -150,6 +150,28 @@ check "same size, mtime put back: parsed all the same" sh -c 'grep -q "\"parsed\
 cn run bm25_search --repo "$repo" --cache-dir "$cache" --args '{"query": "DRAIN", "return_content": false}'
 check "and its new content is in the index" out_has "pkg/pool.py:DRAIN"
 
+# Incremental builds equal full rebuilds, byte for byte, whatever the edit:
+# an early file that gains nodes (every later document moves), a file
+# added, one removed, and two changed at once.
+same_as_rebuild() { # LABEL
+  cn compile "$repo" --cache-dir "$cache" --json --exclude-dir docs
+  inc=$(readlink "$cache/current")
+  cn compile "$repo" --cache-dir "$TMPBASE/full" --json --rebuild --exclude-dir docs
+  full=$(readlink "$TMPBASE/full/current")
+  for f in nodes.bin bm25.bin graph.bin; do
+    check "$1: incremental $f equals a full rebuild's" cmp -s "$cache/$inc/$f" "$TMPBASE/full/$full/$f"
+  done
+}
+printf '\n\ndef early_one():\n    return make_pool()\n\n\nclass Early:\n    def go(self):\n        early_one()\n' >> "$repo/pkg/__init__.py"
+same_as_rebuild "nodes added to the first file"
+printf 'def fresh(x):\n    return x.acquire()\n' > "$repo/pkg/fresh.py"
+same_as_rebuild "a file added"
+rm "$repo/pkg/fresh.py"
+same_as_rebuild "a file removed"
+printf '\ndef later():\n    pass\n' >> "$repo/pkg/pool.py"
+printf '\nint ring_extra(void) { return 0; }\n' >> "$repo/src/ring.c"
+same_as_rebuild "two files changed"
+
 # Another selection makes the index stale; removed files are reported.
 rm "$repo/src/ring.h"
 cn status "$repo" --cache-dir "$cache"

@@ -728,6 +728,95 @@ static void test_random(void)
     free(path);
 }
 
+/* Incremental writes: an old corpus, then a new one made of some of its
+ * documents (kept, renumbered), changed and inserted ones; merging the old
+ * index with a builder of only the new documents must give the bytes of a
+ * full build of the new corpus. */
+static char *random_text(void)
+{
+    cn_buf t = CN_BUF_INIT;
+    uint32_t words = rnd(10);
+    for (uint32_t w = 0; w < words; w++)
+        cn_buf_printf(&t, "%s%s", w ? " " : "", vocab[rnd(4) == 0 ? rnd(N_VOCAB) : rnd(8)]);
+    return t.data ? cn_buf_steal(&t) : strdup("");
+}
+
+static void test_merged(void)
+{
+    char *old_path = tmp_path("old.idx"), *full_path = tmp_path("full.idx"), *inc_path = tmp_path("inc.idx");
+    int same = 0, rounds = 20;
+    for (int round = 0; round < rounds; round++) {
+        uint32_t n_old = 1 + rnd(60), n_new = 0, remap[200], kept = 0;
+        char *old_docs[200], *new_docs[400];
+        bool is_new[400];
+        cn_bm25_builder *ob = NULL, *fb = NULL, *ib = NULL;
+        cn_bm25 *old = NULL;
+        for (uint32_t d = 0; d < n_old; d++) old_docs[d] = rnd(8) ? random_text() : NULL;   /* some never added */
+        for (uint32_t d = 0; d < n_old; d++) {
+            uint32_t what = rnd(6);
+            if (what == 0) {            /* inserted before it */
+                new_docs[n_new] = random_text();
+                is_new[n_new++] = true;
+            }
+            if (what == 1) {            /* removed */
+                remap[d] = UINT32_MAX;
+            } else if (what == 2) {     /* changed */
+                remap[d] = UINT32_MAX;
+                new_docs[n_new] = random_text();
+                is_new[n_new++] = true;
+            } else {                    /* kept */
+                remap[d] = n_new;
+                new_docs[n_new] = old_docs[d] ? strdup(old_docs[d]) : NULL;
+                is_new[n_new++] = false;
+                kept++;
+            }
+        }
+        cn_bm25_builder_new(1.2, 0.75, &ob);
+        cn_bm25_builder_new(1.2, 0.75, &fb);
+        cn_bm25_builder_new(1.2, 0.75, &ib);
+        for (uint32_t d = 0; d < n_old; d++)
+            if (old_docs[d]) add_str(ob, d, old_docs[d]);
+        for (uint32_t d = 0; d < n_new; d++)
+            if (new_docs[d]) {
+                add_str(fb, d, new_docs[d]);
+                if (is_new[d]) add_str(ib, d, new_docs[d]);
+            }
+        if (cn_bm25_write(ob, n_old, old_path) == 0 && cn_bm25_open(old_path, &old) == 0 &&
+            cn_bm25_write(fb, n_new, full_path) == 0 && cn_bm25_write_merged(ib, old, remap, n_new, inc_path) == 0 &&
+            same_bytes(full_path, inc_path))
+            same++;
+        else
+            diag("round %d: %u old documents, %u new, %u kept: the merged index differs", round, n_old, n_new, kept);
+        if (round == 0) {
+            cn_bm25_builder *other = NULL;
+            cn_bm25_builder_new(1.5, 0.75, &other);
+            is_int(cn_bm25_write_merged(other, old, remap, n_new, inc_path), CN_EINVAL,
+                   "merged: another k1 than the old index's is refused");
+            cn_bm25_builder_free(other);
+            if (kept > 0) {
+                cn_bm25_builder *clash = NULL;
+                uint32_t d = 0;
+                while (remap[d] == UINT32_MAX || old_docs[d] == NULL) d = (d + 1) % n_old;
+                cn_bm25_builder_new(1.2, 0.75, &clash);
+                add_str(clash, remap[d], old_docs[d]);
+                is_int(cn_bm25_write_merged(clash, old, remap, n_new, inc_path), CN_ECORRUPT,
+                       "merged: a new document that is also a kept one is refused");
+                cn_bm25_builder_free(clash);
+            }
+        }
+        cn_bm25_close(old);
+        cn_bm25_builder_free(ob);
+        cn_bm25_builder_free(fb);
+        cn_bm25_builder_free(ib);
+        for (uint32_t d = 0; d < n_old; d++) free(old_docs[d]);
+        for (uint32_t d = 0; d < n_new; d++) free(new_docs[d]);
+    }
+    is_int(same, rounds, "merged: 20 random incremental writes equal full builds, byte for byte");
+    free(old_path);
+    free(full_path);
+    free(inc_path);
+}
+
 int main(void)
 {
     strcpy(tmpdir, "/tmp/cn_bm25_test_XXXXXX");
@@ -740,6 +829,7 @@ int main(void)
     test_crafted();
     test_damaged();
     test_random();
+    test_merged();
     remove_tmpdir();
     return tap_done();
 }
