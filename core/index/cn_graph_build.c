@@ -98,9 +98,15 @@ typedef struct strtab {
     bool oom;
 } strtab;
 
-static uint32_t st_hash(const char *s, size_t n)
+/* FNV-1a of a NUL-terminated string, and its length: names are short, so
+ * one pass over the bytes beats a wide hash's setup. */
+static uint32_t st_hash(const char *s, size_t *len)
 {
-    return (uint32_t)cn_hash64(s, n, 0x9e3779b97f4a7c15ull);
+    uint32_t h = 2166136261u;
+    const char *p = s;
+    for (; *p; p++) h = (h ^ (unsigned char)*p) * 16777619u;
+    *len = (size_t)(p - s);
+    return h;
 }
 
 static bool st_grow(strtab *t)
@@ -110,11 +116,9 @@ static bool st_grow(strtab *t)
     if (slots == NULL) return false;
     for (size_t i = 0; i < t->n_slots; i++) {
         uint32_t v = t->slots[i];
-        const char *s;
-        size_t h;
+        size_t h, len;
         if (!v) continue;
-        s = t->buf.data + v - 1;
-        h = st_hash(s, strlen(s)) & (ns - 1);
+        h = st_hash(t->buf.data + v - 1, &len) & (ns - 1);
         while (slots[h]) h = (h + 1) & (ns - 1);
         slots[h] = v;
     }
@@ -126,14 +130,14 @@ static bool st_grow(strtab *t)
 
 static uint32_t st_intern(strtab *t, const char *s)
 {
-    size_t n = strlen(s), h;
+    size_t n, h;
     uint32_t off;
     if (t->oom) return 0;
     if ((t->n_used + 1) * 2 > t->n_slots && !st_grow(t)) {
         t->oom = true;
         return 0;
     }
-    h = st_hash(s, n) & (t->n_slots - 1);
+    h = st_hash(s, &n) & (t->n_slots - 1);
     while (t->slots[h]) {
         const char *x = t->buf.data + t->slots[h] - 1;
         if (strcmp(x, s) == 0) return t->slots[h] - 1;
@@ -215,10 +219,11 @@ static int sort_unresolved(const cn_graph__edge_disk *edges, size_t ne, const cn
             idx[b] = (uint32_t)i;
             key[b++] = tab + edges[i].name;
         }
-    if (cn_str_ranks(key, n_unres, rank, &nr) < 0 || cn_rank_order(rank, n_unres, nr, idx, unres_name) < 0)
+    /* edge names are interned in the string table: one pointer per string */
+    if (cn_str_ranks(key, n_unres, true, rank, &nr) < 0 || cn_rank_order(rank, n_unres, nr, idx, unres_name) < 0)
         goto done;
     for (uint32_t k = 0; k < n_unres; k++) key[k] += tmp->items[idx[k]].key;
-    if (cn_str_ranks(key, n_unres, rank, &nr) < 0 || cn_rank_order(rank, n_unres, nr, idx, sorted) < 0)
+    if (cn_str_ranks(key, n_unres, false, rank, &nr) < 0 || cn_rank_order(rank, n_unres, nr, idx, sorted) < 0)
         goto done;
     for (uint32_t k = 0; k < n_unres; k++) {
         unres_last[k].edge = sorted[k];

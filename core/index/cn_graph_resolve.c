@@ -362,15 +362,87 @@ static void kid_add(children *k, uint32_t parent, uint32_t nid, uint32_t id)
     }
 }
 
-/* The first child of `parent` named s[0, n), or NONE. */
-static uint32_t child_find(const ctx *c, uint32_t parent, const char *s, size_t n)
+/* The first child of `parent` whose name has id nid, or NONE. */
+static uint32_t child_of(const ctx *c, uint32_t parent, uint32_t nid)
 {
-    uint32_t nid = name_find(&c->names, s, n);
     uint64_t key = (uint64_t)parent << 32 | nid;
     if (nid == NONE) return NONE;
     for (size_t i = kid_slot(&c->kids, key); c->kids.vals[i] != NONE; i = (i + 1) & c->kids.mask)
         if (c->kids.keys[i] == key) return c->kids.vals[i];
     return NONE;
+}
+
+/* The first child of `parent` named s[0, n), or NONE. */
+static uint32_t child_find(const ctx *c, uint32_t parent, const char *s, size_t n)
+{
+    return child_of(c, parent, name_find(&c->names, s, n));
+}
+
+/* A dotted name's prefixes that some node or binding is named, looked up
+ * once for every scope a lookup then tries: len[k], nid[k] for the
+ * prefixes ending before a dot or at the end, longest first. */
+#define MAX_PREFIXES 16
+typedef struct prefixes {
+    const char *s;       /* the name */
+    size_t s_len;
+    bool listed;         /* len/nid are filled in (on first use) */
+    bool more;           /* there are shorter prefixes than the n listed */
+    size_t n;
+    size_t len[MAX_PREFIXES];
+    uint32_t nid[MAX_PREFIXES];
+    uint32_t head;       /* the id of the first component, or NONE */
+    size_t head_len;
+} prefixes;
+
+/* The head's id now; the longer prefixes when a binding lookup needs them
+ * (prefixes_list), since most names resolve as a scope's child first. */
+static void prefixes_of(const ctx *c, const char *s, size_t n, prefixes *p)
+{
+    const char *dot = memchr(s, '.', n);
+    p->s = s;
+    p->s_len = n;
+    p->listed = false;
+    p->head_len = dot ? (size_t)(dot - s) : n;
+    p->head = name_find(&c->names, s, p->head_len);
+}
+
+static void prefixes_list(const ctx *c, prefixes *p)
+{
+    size_t plen = p->s_len;
+    const char *s = p->s;
+    p->listed = true;
+    p->more = false;
+    p->n = 0;
+    while (plen > 0 && p->n < MAX_PREFIXES) {
+        p->len[p->n] = plen;
+        p->nid[p->n++] = plen == p->head_len ? p->head : name_find(&c->names, s, plen);
+        while (plen > 0 && s[plen - 1] != '.') plen--;
+        if (plen == 0) break;
+        plen--; /* drop the dot */
+    }
+    p->more = plen > 0 && p->n == MAX_PREFIXES;
+}
+
+/* The q-th prefix's length and id (past the cached ones: looked up now);
+ * false when there is none. */
+static bool prefix_at(const ctx *c, const prefixes *p, size_t q, size_t *len, uint32_t *nid)
+{
+    size_t plen;
+    if (q < p->n) {
+        *len = p->len[q];
+        *nid = p->nid[q];
+        return true;
+    }
+    if (!p->more) return false;
+    plen = p->len[p->n - 1];
+    for (size_t k = p->n - 1; k < q; k++) {
+        while (plen > 0 && p->s[plen - 1] != '.') plen--;
+        if (plen <= 1) return false;
+        plen--;
+    }
+    *len = plen;
+    *nid = name_find(&c->names, p->s, plen);
+    return true;
 }
 
 /* Range [*lo, *hi) of by_name entries named s (in id order). */
@@ -550,46 +622,38 @@ static uint32_t py_follow(ctx *c, uint32_t f, const char *t, size_t tn, const ch
     return py_resolve_target(c, f, buf, len, depth + 1);
 }
 
-/* The binding of file f in `scope` for the longest dotted prefix of s[0, n)
- * it binds; *k receives that prefix's length, *tn the length of the
- * target to use (an implicit "import a.b" binding of "a" uses "a"). */
-static bind *py_bind(ctx *c, uint32_t f, uint32_t scope, const char *s, size_t n,
-                           size_t *k, size_t *tn)
+/* The binding of file f in `scope` for the longest dotted prefix of the
+ * name p was made of; *k receives that prefix's length, *tn the length of
+ * the target to use (an implicit "import a.b" binding of "a" uses "a"). */
+static bind *py_bind(ctx *c, uint32_t f, uint32_t scope, prefixes *p, size_t *k, size_t *tn)
 {
     const gfile *gf = &c->files[f];
-    size_t plen = n;
+    size_t plen;
+    uint32_t nid;
     if (gf->bind_lo == gf->bind_hi) return NULL;
-    for (;;) {
+    if (!p->listed) prefixes_list(c, p);
+    for (size_t q = 0; prefix_at(c, p, q, &plen, &nid); q++) {
         size_t lo = gf->bind_lo, hi = gf->bind_hi;
-        uint32_t nid = name_find(&c->names, s, plen);
-        while (nid != NONE && lo < hi) {
+        if (nid == NONE) continue;
+        while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
             if (c->binds[mid].nid < nid) lo = mid + 1;
             else hi = mid;
         }
-        for (; nid != NONE && lo < gf->bind_hi && c->binds[lo].nid == nid; lo++)
+        for (; lo < gf->bind_hi && c->binds[lo].nid == nid; lo++)
             if (c->binds[lo].scope == scope) {
                 *k = plen;
                 *tn = strlen(c->binds[lo].target);
                 return &c->binds[lo];
             }
-        while (plen > 0 && s[plen - 1] != '.') plen--;
-        if (plen == 0) break;
-        plen--; /* drop the dot */
-        if (plen == 0) break;
     }
     /* "import a.b" also binds "a" */
-    {
-        const char *dot = memchr(s, '.', n);
-        size_t h = dot ? (size_t)(dot - s) : n;
-        uint32_t nid = name_find(&c->names, s, h);
-        for (uint32_t i = gf->bind_lo; nid != NONE && i < gf->bind_hi; i++) {
-            bind *b = &c->binds[i];
-            if (b->head_nid == nid && b->scope == scope) {
-                *k = h;
-                *tn = h;
-                return b;
-            }
+    for (uint32_t i = gf->bind_lo; p->head != NONE && i < gf->bind_hi; i++) {
+        bind *b = &c->binds[i];
+        if (b->head_nid == p->head && b->scope == scope) {
+            *k = p->head_len;
+            *tn = p->head_len;
+            return b;
         }
     }
     return NULL;
@@ -659,11 +723,11 @@ static uint32_t py_through_bind(ctx *c, bind *b, int part, const char *rest, siz
 }
 
 /* Resolves s[0, n) through one binding lookup in `scope`; NONE if unbound. */
-static uint32_t py_via_bind(ctx *c, uint32_t f, uint32_t scope, const char *s, size_t n,
+static uint32_t py_via_bind(ctx *c, uint32_t f, uint32_t scope, const char *s, size_t n, prefixes *p,
                             int depth, bool *bound)
 {
     size_t k = 0, tn = 0;
-    bind *b = py_bind(c, f, scope, s, n, &k, &tn);
+    bind *b = py_bind(c, f, scope, p, &k, &tn);
     *bound = b != NULL;
     if (b == NULL) return NONE;
     return py_through_bind(c, b, tn == strlen(b->target) ? 0 : 1, k < n ? s + k + 1 : "",
@@ -743,14 +807,16 @@ static uint32_t py_in_module_body(ctx *c, uint32_t f, const char *s, size_t n, i
     size_t h = dot ? (size_t)(dot - s) : n, rn = dot ? n - h - 1 : 0;
     const char *rest = dot ? dot + 1 : "";
     uint32_t id;
+    prefixes p;
     if (gf->lang != LANG_PY) return NONE;
     if (depth > MAX_DEPTH) return cut(c);
-    id = child_find(c, gf->node, s, h);
+    prefixes_of(c, s, h, &p);
+    id = child_of(c, gf->node, p.head);
     if (id != NONE) return py_descend(c, id, rest, rn, depth + 1);
     /* an import of that module under this name (a re-export) */
     {
         size_t k = 0, tn = 0;
-        bind *b = py_bind(c, f, gf->node, s, h, &k, &tn);
+        bind *b = py_bind(c, f, gf->node, &p, &k, &tn);
         if (b != NULL) {
             int part = tn == strlen(b->target) ? 0 : 1;
             if (part == 0 && b->self_sub < 0) b->self_sub = py_self_sub(c, b);
@@ -829,21 +895,23 @@ static uint32_t py_lookup(ctx *c, uint32_t f, uint32_t start, const char *s, siz
     const char *rest = dot ? dot + 1 : "";
     uint32_t id;
     bool bound;
+    prefixes p;
     if (h == 0) return NONE;
     if (depth > MAX_DEPTH) return cut(c);
+    prefixes_of(c, s, n, &p);
     for (uint32_t x = start; x != NONE && x != gf->node; x = c->nodes[x].parent) {
         int kind = c->nodes[x].kind;
         if (!is_func(kind) && !(x == start && kind == CN_NODE_CLASS)) continue;
-        id = child_find(c, x, s, h);
+        id = child_of(c, x, p.head);
         if (id != NONE) return py_descend(c, id, rest, rn, depth + 1);
         if (is_func(kind)) {
-            id = py_via_bind(c, f, x, s, n, depth + 1, &bound);
+            id = py_via_bind(c, f, x, s, n, &p, depth + 1, &bound);
             if (bound) return id;
         }
     }
-    id = child_find(c, gf->node, s, h);
+    id = child_of(c, gf->node, p.head);
     if (id != NONE) return py_descend(c, id, rest, rn, depth + 1);
-    id = py_via_bind(c, f, gf->node, s, n, depth + 1, &bound);
+    id = py_via_bind(c, f, gf->node, s, n, &p, depth + 1, &bound);
     if (bound) return id;
     if (s[0] != '_')
         for (uint32_t i = gf->star_lo; i < gf->star_hi; i++) {

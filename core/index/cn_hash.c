@@ -30,22 +30,12 @@ static inline uint64_t lane(uint64_t acc, uint64_t in)
     return acc * P1;
 }
 
-uint64_t cn_hash64(const void *data, size_t len, uint64_t seed)
+/* The tail (< 32 bytes) and the avalanche, shared by both forms. */
+static uint64_t finish(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t len, const unsigned char *p,
+                       size_t n)
 {
-    const unsigned char *p = data;
-    uint64_t a = seed ^ P1, b = seed ^ P2, c = seed ^ P3, d = seed ^ P4, h;
-    size_t n = len;
-
-    while (n >= 32) {
-        a = lane(a, load64(p));
-        b = lane(b, load64(p + 8));
-        c = lane(c, load64(p + 16));
-        d = lane(d, load64(p + 24));
-        p += 32;
-        n -= 32;
-    }
-    h = rotl(a, 1) ^ rotl(b, 7) ^ rotl(c, 12) ^ rotl(d, 18);
-    h = (h ^ (uint64_t)len) * P3;
+    uint64_t h = rotl(a, 1) ^ rotl(b, 7) ^ rotl(c, 12) ^ rotl(d, 18);
+    h = (h ^ len) * P3;
     while (n >= 8) {
         h = lane(h, load64(p));
         p += 8;
@@ -62,4 +52,67 @@ uint64_t cn_hash64(const void *data, size_t len, uint64_t seed)
     h *= P3;
     h ^= h >> 32;
     return h;
+}
+
+uint64_t cn_hash64(const void *data, size_t len, uint64_t seed)
+{
+    const unsigned char *p = data;
+    uint64_t a = seed ^ P1, b = seed ^ P2, c = seed ^ P3, d = seed ^ P4;
+    size_t n = len;
+
+    while (n >= 32) {
+        a = lane(a, load64(p));
+        b = lane(b, load64(p + 8));
+        c = lane(c, load64(p + 16));
+        d = lane(d, load64(p + 24));
+        p += 32;
+        n -= 32;
+    }
+    return finish(a, b, c, d, (uint64_t)len, p, n);
+}
+
+void cn_hash64_init(cn_hash64_state *s, uint64_t seed)
+{
+    s->a = seed ^ P1;
+    s->b = seed ^ P2;
+    s->c = seed ^ P3;
+    s->d = seed ^ P4;
+    s->len = 0;
+    s->nbuf = 0;
+}
+
+static void stripe(cn_hash64_state *s, const unsigned char *p)
+{
+    s->a = lane(s->a, load64(p));
+    s->b = lane(s->b, load64(p + 8));
+    s->c = lane(s->c, load64(p + 16));
+    s->d = lane(s->d, load64(p + 24));
+}
+
+void cn_hash64_update(cn_hash64_state *s, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    s->len += len;
+    if (s->nbuf > 0) {
+        size_t take = 32 - s->nbuf < len ? 32 - s->nbuf : len;
+        memcpy(s->buf + s->nbuf, p, take);
+        s->nbuf += take;
+        p += take;
+        len -= take;
+        if (s->nbuf < 32) return;
+        stripe(s, s->buf);
+        s->nbuf = 0;
+    }
+    while (len >= 32) {
+        stripe(s, p);
+        p += 32;
+        len -= 32;
+    }
+    if (len > 0) memcpy(s->buf, p, len);
+    s->nbuf = len;
+}
+
+uint64_t cn_hash64_final(const cn_hash64_state *s)
+{
+    return finish(s->a, s->b, s->c, s->d, s->len, s->buf, s->nbuf);
 }

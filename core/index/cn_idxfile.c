@@ -115,47 +115,60 @@ static int write_all(int fd, const void *buf, size_t n, const char *path)
     return 0;
 }
 
+/* The file is streamed from the sections as they are, the checksum
+ * computed on the way: no image of the whole file is made in memory (for
+ * the records of a large repository, tens of megabytes of fresh pages). */
 int cn_idx_writer_write(cn_idx_writer *w, const char *path)
 {
     size_t table_end = HEADER_SIZE + w->count * ENTRY_SIZE, total = align8(table_end);
-    unsigned char *buf;
+    unsigned char *head;
+    static const unsigned char zeros[8];
     cn_buf tmp = CN_BUF_INIT;
-    uint64_t seed, sum;
+    cn_hash64_state hs;
     int fd, rc;
 
     for (size_t i = 0; i < w->count; i++) total = align8(total + w->sections[i].size);
-    buf = calloc(1, total ? total : 1);
-    if (buf == NULL) return cn_error_set(CN_ENOMEM, "%s: out of memory (%zu bytes)", path, total);
-    memcpy(buf, w->magic, CN_IDX_MAGIC_LEN);
-    put32(buf + 8, w->version);
-    put32(buf + 12, CONTAINER_VERSION);
-    put64(buf + 16, (uint64_t)total);
-    put32(buf + 32, (uint32_t)w->count);
+    head = calloc(1, align8(table_end));
+    if (head == NULL) return cn_error_set(CN_ENOMEM, "%s: out of memory", path);
+    memcpy(head, w->magic, CN_IDX_MAGIC_LEN);
+    put32(head + 8, w->version);
+    put32(head + 12, CONTAINER_VERSION);
+    put64(head + 16, (uint64_t)total);
+    put32(head + 32, (uint32_t)w->count);
     {
         size_t off = align8(table_end);
         for (size_t i = 0; i < w->count; i++) {
-            unsigned char *e = buf + HEADER_SIZE + i * ENTRY_SIZE;
+            unsigned char *e = head + HEADER_SIZE + i * ENTRY_SIZE;
             put32(e, w->sections[i].id);
             put64(e + 8, (uint64_t)off);
             put64(e + 16, (uint64_t)w->sections[i].size);
-            if (w->sections[i].size) memcpy(buf + off, w->sections[i].data, w->sections[i].size);
             off = align8(off + w->sections[i].size);
         }
     }
-    seed = cn_hash64(buf, HEADER_SIZE, 0);
-    sum = cn_hash64(buf + HEADER_SIZE, total - HEADER_SIZE, seed);
-    put64(buf + 24, sum);
+    cn_hash64_init(&hs, cn_hash64(head, HEADER_SIZE, 0));
+    cn_hash64_update(&hs, head + HEADER_SIZE, align8(table_end) - HEADER_SIZE);
+    for (size_t i = 0; i < w->count; i++) {
+        size_t sz = w->sections[i].size;
+        if (sz) cn_hash64_update(&hs, w->sections[i].data, sz);
+        cn_hash64_update(&hs, zeros, align8(sz) - sz);
+    }
+    put64(head + 24, cn_hash64_final(&hs));
 
     cn_buf_printf(&tmp, "%s.tmp.%ld", path, (long)getpid());
     if (tmp.data == NULL) {
-        free(buf);
+        free(head);
         return cn_error_set(CN_ENOMEM, "out of memory");
     }
     fd = open(tmp.data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         rc = cn_error_set(CN_EIO, "%s: cannot create: %s", tmp.data, strerror(errno));
     } else {
-        rc = write_all(fd, buf, total, tmp.data);
+        rc = write_all(fd, head, align8(table_end), tmp.data);
+        for (size_t i = 0; rc == 0 && i < w->count; i++) {
+            size_t sz = w->sections[i].size;
+            if (sz) rc = write_all(fd, w->sections[i].data, sz, tmp.data);
+            if (rc == 0 && align8(sz) > sz) rc = write_all(fd, zeros, align8(sz) - sz, tmp.data);
+        }
         if (rc == 0 && fsync(fd) != 0)
             rc = cn_error_set(CN_EIO, "%s: fsync failed: %s", tmp.data, strerror(errno));
         if (close(fd) != 0 && rc == 0)
@@ -165,7 +178,7 @@ int cn_idx_writer_write(cn_idx_writer *w, const char *path)
         if (rc < 0) unlink(tmp.data);
     }
     cn_buf_free(&tmp);
-    free(buf);
+    free(head);
     return rc;
 }
 

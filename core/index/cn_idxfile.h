@@ -49,4 +49,15 @@ void cn_idx_close(cn_idx_file *f);
  * fingerprints). */
 uint64_t cn_hash64(const void *data, size_t len, uint64_t seed);
 
+/* The same hash over data given in pieces: init, update with each piece in
+ * order, final gives what cn_hash64 gives for their concatenation. */
+typedef struct cn_hash64_state {
+    uint64_t a, b, c, d, len;
+    unsigned char buf[32];
+    size_t nbuf;
+} cn_hash64_state;
+void cn_hash64_init(cn_hash64_state *s, uint64_t seed);
+void cn_hash64_update(cn_hash64_state *s, const void *data, size_t len);
+uint64_t cn_hash64_final(const cn_hash64_state *s);
+
 #endif /* CN_IDXFILE_H */

@@ -139,7 +139,7 @@ static int sort_tables(const node_disk *nodes, size_t n_nodes, const file_disk *
         names[i] = tab + nodes[i].name;
         byqual[i] = (uint32_t)i;   /* the identity, as cn_rank_order's input */
     }
-    if (rc == 0) rc = cn_str_ranks(names, n_nodes, rank, &nr);
+    if (rc == 0) rc = cn_str_ranks(names, n_nodes, false, rank, &nr);
     if (rc == 0) rc = cn_rank_order(rank, n_nodes, nr, byqual, byname);
     if (rc == 0) rc = sort_byqual(nodes, n_nodes, files, n_files, tab, byqual);
     free(names);

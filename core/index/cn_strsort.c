@@ -23,7 +23,7 @@ static uint32_t str_hash(const char *s)
     return h;
 }
 
-int cn_str_ranks(const char *const *strs, size_t n, uint32_t *rank, uint32_t *n_ranks)
+int cn_str_ranks(const char *const *strs, size_t n, bool interned, uint32_t *rank, uint32_t *n_ranks)
 {
     size_t ns = 64, nu = 0;
     uint32_t *slot, *by_id = NULL;
@@ -34,8 +34,9 @@ int cn_str_ranks(const char *const *strs, size_t n, uint32_t *rank, uint32_t *n_
     slot = calloc(ns, sizeof *slot);
     if (slot == NULL || u == NULL) goto done;
     for (size_t i = 0; i < n; i++) {
-        size_t h = str_hash(strs[i]) & (ns - 1);
-        while (slot[h] && strcmp(u[slot[h] - 1].s, strs[i]) != 0) h = (h + 1) & (ns - 1);
+        size_t h = (interned ? (size_t)(((uintptr_t)strs[i] * 0x9E3779B97F4A7C15ull) >> 32) : str_hash(strs[i])) & (ns - 1);
+        while (slot[h] && (interned ? u[slot[h] - 1].s != strs[i] : strcmp(u[slot[h] - 1].s, strs[i]) != 0))
+            h = (h + 1) & (ns - 1);
         if (!slot[h]) {
             u[nu] = (uniq){strs[i], (uint32_t)nu};
             slot[h] = (uint32_t)++nu;

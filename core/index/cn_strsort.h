@@ -6,13 +6,16 @@
 #ifndef CN_STRSORT_H
 #define CN_STRSORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /* rank[i] = the position of strs[i] among the distinct strings of strs in
  * byte order (strcmp), equal strings equal ranks; *n_ranks = how many
- * distinct strings there are.  CN_ENOMEM (nothing set). */
-int cn_str_ranks(const char *const *strs, size_t n, uint32_t *rank, uint32_t *n_ranks);
+ * distinct strings there are.  With `interned`, equal strings are known to
+ * share one pointer, so they are told apart without reading them.
+ * CN_ENOMEM (nothing set). */
+int cn_str_ranks(const char *const *strs, size_t n, bool interned, uint32_t *rank, uint32_t *n_ranks);
 
 /* out[] = in[] ordered by rank[i] (every rank < n_ranks), ties in their
  * order in `in`: a stable counting sort.  CN_ENOMEM. */

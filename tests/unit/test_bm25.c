@@ -817,6 +817,29 @@ static void test_merged(void)
     free(inc_path);
 }
 
+/* The checksum in pieces equals the checksum in one go (the index writer
+ * streams sections through it). */
+static void test_hash_stream(void)
+{
+    unsigned char data[1000];
+    int same = 0, tries = 200;
+    for (size_t i = 0; i < sizeof data; i++) data[i] = (unsigned char)rnd(256);
+    for (int t = 0; t < tries; t++) {
+        size_t len = rnd(sizeof data + 1), off = 0;
+        uint64_t seed = rnd(1000);
+        cn_hash64_state st;
+        cn_hash64_init(&st, seed);
+        while (off < len) {
+            size_t piece = rnd(3) == 0 ? 0 : 1 + rnd(70);
+            if (piece > len - off) piece = len - off;
+            cn_hash64_update(&st, data + off, piece);
+            off += piece;
+        }
+        same += cn_hash64_final(&st) == cn_hash64(data, len, seed);
+    }
+    is_int(same, tries, "streamed checksums equal one-go checksums");
+}
+
 int main(void)
 {
     strcpy(tmpdir, "/tmp/cn_bm25_test_XXXXXX");
@@ -830,6 +853,7 @@ int main(void)
     test_damaged();
     test_random();
     test_merged();
+    test_hash_stream();
     remove_tmpdir();
     return tap_done();
 }
