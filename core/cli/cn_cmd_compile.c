@@ -238,6 +238,12 @@ int cn_cmd_compile(int argc, char **argv)
                 json_object_object_add(st, names[s], json_object_new_double(res.stage_seconds[s]));
             json_object_object_add(out, "stage_seconds", st);
         }
+        {
+            json_object *u = json_object_new_object();
+            json_object_object_add(u, "bm25", json_object_new_boolean(res.bm25_updated));
+            json_object_object_add(u, "graph", json_object_new_boolean(res.graph_updated));
+            json_object_object_add(out, "updated_from_previous", u);
+        }
         json_object_object_add(out, "manifest", json_object_get(res.manifest));
         cn_cli_print_json(out, true);
         json_object_put(out);

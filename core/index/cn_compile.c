@@ -384,7 +384,7 @@ static int build_bm25_with(const cn_compile_opts *o, const cn_file_rec *recs, si
 }
 
 static int build_bm25(const cn_compile_opts *o, const cn_file_rec *recs, size_t n, uint32_t n_nodes,
-                      const char *path, const cn_records *prev, const char *prev_dir)
+                      const char *path, const cn_records *prev, const char *prev_dir, bool *merged)
 {
     uint32_t *remap = NULL, n_old = 0, kept = 0;
     bool *from_old = calloc(n ? n : 1, sizeof *from_old);
@@ -396,6 +396,7 @@ static int build_bm25(const cn_compile_opts *o, const cn_file_rec *recs, size_t 
         kept > 0 && cn_bm25_open(old_path, &old) == 0 && cn_bm25_doc_count(old) == n_old) {
         rc = build_bm25_with(o, recs, n, n_nodes, path, remap, from_old, old);
         if (rc == CN_EINVAL || rc == CN_ECORRUPT) rc = CN_ENOTFOUND;   /* the old index does not fit: in full */
+        *merged = rc == 0;
     }
     cn_bm25_close(old);
     if (rc == CN_ENOTFOUND) {
@@ -549,6 +550,7 @@ static json_object *build_manifest(const cn_compile_opts *o, const char *root, c
             json_object_object_add(types, cn_edge_type_name(t), x);
         }
         json_object_object_add(e, "edge_types", types);
+        json_object_object_add(e, "resolver", json_object_new_int(CN_GRAPH_RESOLVER));
         json_object_object_add(idx, "graph", e);
     }
     if (vec) json_object_object_add(idx, "vector", vector_entry(vec, json_object_get(lang_list), built_at));
@@ -602,6 +604,9 @@ typedef struct graph_job {
     const cn_file_rec *recs;
     size_t n;
     char *path;
+    bool *keep;          /* files whose edges the previous graph holds, or NULL */
+    char *prev_path;     /* that graph */
+    bool reused;         /* out: the previous graph's edges were used */
     cn_graph_stats stats;
     int rc;
     cn_error err;   /* the thread's error, when rc < 0 */
@@ -610,9 +615,61 @@ typedef struct graph_job {
 static void *graph_thread(void *data)
 {
     graph_job *j = data;
-    j->rc = cn_graph_write(j->recs, j->n, j->path, &j->stats);
+    j->rc = CN_ENOTFOUND;
+    if (j->keep != NULL) {
+        j->rc = cn_graph_write_reusing(j->recs, j->n, j->keep, j->prev_path, j->path, &j->stats);
+        j->reused = j->rc == 0;
+        if (j->rc == CN_EINVAL || j->rc == CN_ECORRUPT || j->rc == CN_ENOTFOUND || j->rc == CN_EUNSUPPORTED) {
+            cn_error_clear();   /* the previous graph does not fit: in full */
+            j->rc = CN_ENOTFOUND;
+        }
+    }
+    if (j->rc == CN_ENOTFOUND) j->rc = cn_graph_write(j->recs, j->n, j->path, &j->stats);
     if (j->rc < 0) j->err = *cn_error_last();
     return NULL;
+}
+
+/* Whether the previous build's graph can give this one the edges of its
+ * unchanged files: the same parsed files in the same order, the changed
+ * ones with the signature they had (their references to others'
+ * definitions may have changed, not the definitions), and the same
+ * resolution rules and codenib.  Returns the files to keep, or NULL. */
+static bool *graph_reuse_plan(const cn_file_rec *recs, size_t n, const cn_records *prev, const char *prev_dir)
+{
+    char *mpath = cn_path_join(prev_dir, CN_MANIFEST_FILE), *text = NULL;
+    json_object *m = NULL, *v = NULL;
+    bool *keep = NULL, fits = false;
+    size_t k = 0, kept = 0;
+
+    if (mpath && cn_file_read(mpath, 1 << 20, &text, NULL) == 0 && cn_json_parse(text, mpath, &m) == 0) {
+        json_object *b = NULL, *idx = NULL, *g = NULL;
+        fits = json_object_object_get_ex(m, "builder", &b) && json_object_object_get_ex(b, "version", &v) &&
+               strcmp(json_object_get_string(v), CN_VERSION_STRING) == 0 &&
+               json_object_object_get_ex(m, "indexes", &idx) && json_object_object_get_ex(idx, "graph", &g) &&
+               json_object_object_get_ex(g, "resolver", &v) && json_object_get_int(v) == CN_GRAPH_RESOLVER;
+    }
+    cn_error_clear();
+    if (fits) keep = calloc(n ? n : 1, sizeof *keep);
+    for (size_t i = 0; keep != NULL && i < n; i++) {
+        const cn_file_rec *r = &recs[i], *o;
+        if (r->status != CN_REC_PARSED) continue;
+        if ((o = cn_records_at(prev, k++)) == NULL || strcmp(o->path, r->path) != 0 ||
+            (!r->reused && (o->status != CN_REC_PARSED || cn_graph_signature(o) != cn_graph_signature(r)))) {
+            free(keep);
+            keep = NULL;
+            break;
+        }
+        keep[i] = r->reused;
+        kept += r->reused;
+    }
+    if (keep != NULL && (k != cn_records_count(prev) || kept == 0)) {
+        free(keep);
+        keep = NULL;
+    }
+    json_object_put(m);
+    free(text);
+    free(mpath);
+    return keep;
 }
 
 static atomic_uint generation_seq;
@@ -751,6 +808,11 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
             rc = cn_error_set(CN_ENOMEM, "out of memory");
             goto out;
         }
+        if (prev != NULL && prev_dir != NULL && !o->rebuild && (gj.keep = graph_reuse_plan(recs, n, prev, prev_dir)) != NULL &&
+            (gj.prev_path = cn_path_join(prev_dir, CN_GRAPH_FILE)) == NULL) {
+            rc = cn_error_set(CN_ENOMEM, "out of memory");
+            goto out;
+        }
         progress(o, CN_STAGE_GRAPH, 0, 0, NULL);
         if (pthread_create(&graph_tid, NULL, graph_thread, &gj) == 0) graph_running = true;
         else graph_thread(&gj);   /* no thread to be had: build it here, first */
@@ -769,7 +831,7 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
     mark(res, &tm, CN_STAGE_NODES);
     if (wants(o, "bm25")) {
         char *p = cn_path_join(tmp_dir, CN_BM25_INDEX_FILE);
-        rc = p ? build_bm25(o, recs, n, res->n_nodes, p, o->rebuild ? NULL : prev, prev_dir)
+        rc = p ? build_bm25(o, recs, n, res->n_nodes, p, o->rebuild ? NULL : prev, prev_dir, &res->bm25_updated)
                : cn_error_set(CN_ENOMEM, "out of memory");
         free(p);
         if (rc < 0) goto out;
@@ -784,6 +846,7 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
         goto out;
     }
     graph_stats = gj.stats;
+    res->graph_updated = gj.reused;
     /* the graph's own time is what it took beyond the nodes and BM25 */
     mark(res, &tm, CN_STAGE_GRAPH);
     if (wants(o, "vector")) {
@@ -811,6 +874,8 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
 out:
     if (graph_running) pthread_join(graph_tid, NULL);   /* before recs and tmp_dir go */
     free(gj.path);
+    free(gj.keep);
+    free(gj.prev_path);
     if (rc < 0 && tmp_dir) remove_tree(tmp_dir);
     lock_release(lock_fd);
     if (recs)

@@ -77,6 +77,29 @@ typedef struct cn_graph_stats {
  * CN_EIO. */
 int cn_graph_write(const cn_file_rec *recs, size_t n, const char *path, cn_graph_stats *stats);
 
+/* What the resolution of every file's references depends on in record r:
+ * its language, its nodes (kind, flags, parent, name) and its import and
+ * inheritance references (kind, source node, name, target) -- not its
+ * calls and other references, nor any line or column.  Two records with
+ * the same signature give every other file the same edges. */
+uint64_t cn_graph_signature(const cn_file_rec *r);
+
+/* The version of the resolution rules: edges kept from a previous build
+ * are only reused by a build whose rules are the same.  Raise it with any
+ * change to what cn_graph_resolve produces. */
+#define CN_GRAPH_RESOLVER 2
+
+/* An incremental cn_graph_write: the edges out of the files with keep[i]
+ * set are copied from the previous build's graph file `prev_path`, the
+ * other files are resolved.  Valid only when the previous build had the
+ * same parsed files, in the same order, with the same signatures
+ * (cn_graph_signature), under the same CN_GRAPH_RESOLVER; the bytes are
+ * then those cn_graph_write would give.  CN_EINVAL or CN_ECORRUPT when the
+ * previous graph does not fit (another node count, a damaged file): the
+ * caller builds in full. */
+int cn_graph_write_reusing(const cn_file_rec *recs, size_t n, const bool *keep, const char *prev_path,
+                           const char *path, cn_graph_stats *stats);
+
 /* ---- reading ------------------------------------------------------------- */
 
 typedef struct cn_graph cn_graph;
@@ -175,10 +198,25 @@ typedef struct cn_graph_tmp_edges {
     size_t len, cap;
 } cn_graph_tmp_edges;
 
-/* Resolves every reference of the parsed records into edges (unsorted,
- * possibly with duplicates) appended to *out; *n_nodes receives the node
- * count.  CN_ENOMEM / CN_EINVAL. */
-int cn_graph_resolve(const cn_file_rec *recs, size_t n, cn_graph_tmp_edges *out,
+/* Resolves the references of the parsed records into edges (unsorted,
+ * possibly with duplicates) appended to *out: all of them, or with `only`
+ * (n entries) those of the records with only[i] set, whose CONTAINS edges
+ * too; *n_nodes receives the node count of all records.  The edges of one
+ * file do not depend on which others are resolved with it, nor in what
+ * order (a lookup cut short by a cycle is never cached).
+ * CN_ENOMEM / CN_EINVAL. */
+int cn_graph_resolve(const cn_file_rec *recs, size_t n, const bool *only, cn_graph_tmp_edges *out,
                      uint32_t *n_nodes);
+
+/* The mapped arrays of a graph (semi-private, for cn_graph_write_reusing),
+ * valid until cn_graph_close. */
+typedef struct cn_graph__raw {
+    const cn_graph__edge_disk *edges;
+    const uint32_t *out_offs;
+    const cn_graph__unres_disk *unres_last;
+    const char *strtab;
+    uint32_t n_nodes, n_edges, n_unres;
+} cn_graph__raw;
+void cn_graph__raw_of(const cn_graph *g, cn_graph__raw *r);
 
 #endif /* CN_GRAPH_H */

@@ -240,22 +240,21 @@ done:
 
 /* ---- writer ----------------------------------------------------------------- */
 
-int cn_graph_write(const cn_file_rec *recs, size_t n, const char *path, cn_graph_stats *stats)
+/* Sorts, deduplicates and writes the edges of tmp (which it frees). */
+static int write_edges(cn_graph_tmp_edges tmp, uint32_t n_nodes, const char *path, cn_graph_stats *stats)
 {
-    cn_graph_tmp_edges tmp = {NULL, 0, 0};
     strtab st;
     cn_graph__edge_disk *edges = NULL;
     uint32_t *out_offs = NULL, *in_offs = NULL, *in_edges = NULL, *unres_name = NULL, meta[8];
     cn_graph__unres_disk *unres_last = NULL;
-    uint32_t n_nodes = 0, n_in = 0, n_unres = 0;
+    uint32_t n_in = 0, n_unres = 0;
     size_t ne = 0;
     cn_idx_writer *w = NULL;
     cn_graph_stats s;
-    int rc;
+    int rc = 0;
 
     memset(&st, 0, sizeof st);
     memset(&s, 0, sizeof s);
-    if ((rc = cn_graph_resolve(recs, n, &tmp, &n_nodes)) < 0) goto out;
     if (tmp.len > 1 && sort_tmp(&tmp, n_nodes) < 0) {
         rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
         goto out;
@@ -356,5 +355,91 @@ out:
     free(in_edges);
     free(unres_name);
     free(unres_last);
+    return rc;
+}
+
+int cn_graph_write(const cn_file_rec *recs, size_t n, const char *path, cn_graph_stats *stats)
+{
+    cn_graph_tmp_edges tmp = {NULL, 0, 0};
+    uint32_t n_nodes = 0;
+    int rc = cn_graph_resolve(recs, n, NULL, &tmp, &n_nodes);
+    if (rc < 0) {
+        free(tmp.items);
+        return rc;
+    }
+    return write_edges(tmp, n_nodes, path, stats);
+}
+
+/* Appends the old graph's out-edges of nodes [lo, hi) to tmp; their names
+ * point into the old graph's string table. */
+static int copy_old_edges(const cn_graph__raw *g, const uint32_t *key, uint32_t lo, uint32_t hi,
+                          cn_graph_tmp_edges *tmp)
+{
+    uint32_t a = g->out_offs[lo], b = g->out_offs[hi];
+    if (tmp->len + (b - a) > tmp->cap) {
+        size_t cap = tmp->cap ? tmp->cap : 1024;
+        cn_graph_tmp_edge *p;
+        while (cap < tmp->len + (b - a)) cap *= 2;
+        if ((p = realloc(tmp->items, cap * sizeof *p)) == NULL) return CN_ENOMEM;
+        tmp->items = p;
+        tmp->cap = cap;
+    }
+    for (uint32_t i = a; i < b; i++) {
+        const cn_graph__edge_disk *e = &g->edges[i];
+        tmp->items[tmp->len++] = (cn_graph_tmp_edge){e->src, e->resolved ? e->dst : NONE, e->line,
+                                                     e->column, g->strtab + e->name, e->resolved ? 0 : key[i], e->type};
+    }
+    return 0;
+}
+
+int cn_graph_write_reusing(const cn_file_rec *recs, size_t n, const bool *keep, const char *prev_path,
+                           const char *path, cn_graph_stats *stats)
+{
+    cn_graph *old = NULL;
+    cn_graph__raw g;
+    cn_graph_tmp_edges tmp = {NULL, 0, 0};
+    uint32_t n_nodes = 0, base = 0, *key = NULL;
+    bool *only = calloc(n ? n : 1, sizeof *only);
+    int rc;
+
+    if (only == NULL) return cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
+    for (size_t i = 0; i < n; i++) only[i] = !keep[i];
+    if ((rc = cn_graph_open(prev_path, &old)) < 0) goto out;
+    cn_graph__raw_of(old, &g);
+    if ((rc = cn_graph_resolve(recs, n, only, &tmp, &n_nodes)) < 0) goto out;
+    if (n_nodes != g.n_nodes) {
+        rc = cn_error_set(CN_EINVAL, "%s: the previous graph has %u nodes, this build %u", prev_path, g.n_nodes, n_nodes);
+        goto out;
+    }
+    /* the last-component offsets of the old unresolved edges */
+    if ((key = calloc(g.n_edges ? g.n_edges : 1, sizeof *key)) == NULL) {
+        rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
+        goto out;
+    }
+    for (uint32_t u = 0; u < g.n_unres; u++) {
+        const cn_graph__unres_disk *x = &g.unres_last[u];
+        if (x->key < g.edges[x->edge].name) {
+            rc = cn_error_set(CN_ECORRUPT, "%s: an unresolved name's last part is not in the name", prev_path);
+            goto out;
+        }
+        key[x->edge] = x->key - g.edges[x->edge].name;
+    }
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        uint32_t count;
+        if (recs[i].status != CN_REC_PARSED) continue;
+        count = (uint32_t)recs[i].n_nodes + 1;
+        if (keep[i] && copy_old_edges(&g, key, base, base + count, &tmp) < 0)
+            rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
+        base += count;
+    }
+    if (rc == 0) {
+        rc = write_edges(tmp, n_nodes, path, stats);
+        tmp.items = NULL;   /* write_edges took it */
+    }
+out:
+    free(tmp.items);
+    free(key);
+    free(only);
+    cn_graph_close(old);
     return rc;
 }

@@ -133,6 +133,17 @@ fail:
     return rc;
 }
 
+void cn_graph__raw_of(const cn_graph *g, cn_graph__raw *r)
+{
+    r->edges = g->edges;
+    r->out_offs = g->out_offs;
+    r->unres_last = g->unres_last;
+    r->strtab = g->strtab;
+    r->n_nodes = g->n_nodes;
+    r->n_edges = g->n_edges;
+    r->n_unres = g->n_unres;
+}
+
 void cn_graph_close(cn_graph *g)
 {
     if (g == NULL) return;

@@ -675,7 +675,7 @@ static uint32_t py_bind_node(ctx *c, bind *b, int part)
     bool saved = c->cut;
     uint32_t r;
     if (b->state[part] == 2) return b->node[part];
-    if (b->state[part] == 1) return NONE;
+    if (b->state[part] == 1) return cut(c);   /* a cycle: what breaks it depends on where it was entered */
     if (c->bind_nest >= MAX_BIND_NEST) return cut(c);
     b->state[part] = 1;
     c->cut = false;
@@ -748,7 +748,7 @@ static size_t star_strip(const char *t, size_t tn)
 
 static uint32_t py_star_module(ctx *c, star *st, int depth)
 {
-    if (st->resolved == PENDING) return NONE; /* a cycle of star imports */
+    if (st->resolved == PENDING) return cut(c); /* a cycle of star imports */
     if (c->bind_nest >= MAX_BIND_NEST) return cut(c);
     if (st->resolved != UNSET) return st->resolved;
     {
@@ -789,7 +789,7 @@ static uint32_t py_in_module(ctx *c, uint32_t f, const char *s, size_t n, int de
     uint32_t r;
     for (size_t i = 0; i < c->sp; i++)
         if (c->stack[i].file == f && c->stack[i].n == n && memcmp(c->stack[i].s, s, n) == 0)
-            return NONE;
+            return cut(c);
     if (c->sp == sizeof c->stack / sizeof *c->stack) return cut(c);
     c->stack[c->sp].file = f;
     c->stack[c->sp].s = s;
@@ -1497,7 +1497,7 @@ static int setup(ctx *c, const cn_file_rec *recs, size_t n)
     return 0;
 }
 
-int cn_graph_resolve(const cn_file_rec *recs, size_t n, cn_graph_tmp_edges *out, uint32_t *n_nodes)
+int cn_graph_resolve(const cn_file_rec *recs, size_t n, const bool *only, cn_graph_tmp_edges *out, uint32_t *n_nodes)
 {
     ctx c;
     int rc;
@@ -1508,8 +1508,10 @@ int cn_graph_resolve(const cn_file_rec *recs, size_t n, cn_graph_tmp_edges *out,
         return rc;
     }
     for (uint32_t i = 0; i < c.n_nodes && !c.oom; i++)
-        if (c.nodes[i].parent != NONE) emit(&c, CN_EDGE_CONTAINS, c.nodes[i].parent, i, 0, 0, "", false);
+        if (c.nodes[i].parent != NONE && (only == NULL || only[c.files[c.nodes[i].file].rec - recs]))
+            emit(&c, CN_EDGE_CONTAINS, c.nodes[i].parent, i, 0, 0, "", false);
     for (uint32_t f = 0; f < c.n_files && !c.oom; f++) {
+        if (only != NULL && !only[c.files[f].rec - recs]) continue;
         switch (c.files[f].lang) {
         case LANG_PY: py_file(&c, f); break;
         case LANG_C: c_file(&c, f); break;
@@ -1520,4 +1522,41 @@ int cn_graph_resolve(const cn_file_rec *recs, size_t n, cn_graph_tmp_edges *out,
     ctx_free(&c);
     if (c.oom) return cn_error_set(CN_ENOMEM, "out of memory building the symbol graph");
     return 0;
+}
+
+/* ---- signatures ------------------------------------------------------------ */
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
+}
+
+static uint64_t mix_str(uint64_t h, const char *s)
+{
+    if (s == NULL) return mix(h, 0x5bd1e995u);
+    for (; *s; s++) h = mix(h, (unsigned char)*s);
+    return mix(h, 0x100);
+}
+
+uint64_t cn_graph_signature(const cn_file_rec *r)
+{
+    uint64_t h = mix_str(0x6a09e667f3bcc908ull, r->language);
+    h = mix(h, r->n_nodes);
+    for (size_t k = 0; k < r->n_nodes; k++) {
+        const cn_rec_node *x = &r->nodes[k];
+        h = mix(h, x->kind);
+        h = mix(h, x->flags);
+        h = mix(h, (uint64_t)(int64_t)x->parent);
+        h = mix_str(h, cn_rec_str(r, x->name));
+    }
+    for (size_t k = 0; k < r->n_refs; k++) {
+        const cn_rec_ref *x = &r->refs[k];
+        if (x->kind != CN_REF_IMPORT && x->kind != CN_REF_INHERIT) continue;
+        h = mix(h, x->kind);
+        h = mix(h, (uint64_t)(int64_t)x->from);
+        h = mix_str(h, cn_rec_str(r, x->name));
+        h = mix_str(h, cn_rec_str(r, x->target));
+    }
+    return h;
 }

@@ -412,6 +412,11 @@ size_t cn_records_count(const cn_records *r)
     return r->n;
 }
 
+const cn_file_rec *cn_records_at(const cn_records *r, size_t i)
+{
+    return i < r->n ? &r->recs[i] : NULL;
+}
+
 void cn_records_close(cn_records *r)
 {
     if (r == NULL) return;

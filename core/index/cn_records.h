@@ -41,6 +41,9 @@ int cn_records_doc_map(const cn_records *r, const cn_file_rec *recs, size_t n, u
 /* Whether the build had a record for `path` at all. */
 bool cn_records_has(const cn_records *r, const char *path);
 size_t cn_records_count(const cn_records *r);
+/* The i-th record as opened; a record taken by a build (cn_file_rec_move)
+ * keeps only its path. */
+const cn_file_rec *cn_records_at(const cn_records *r, size_t i);
 void cn_records_close(cn_records *r);
 
 #endif /* CN_RECORDS_H */

@@ -155,6 +155,7 @@ check "and its new content is in the index" out_has "pkg/pool.py:DRAIN"
 # added, one removed, and two changed at once.
 same_as_rebuild() { # LABEL
   cn compile "$repo" --cache-dir "$cache" --json --exclude-dir docs
+  cp "$OUT" "$TMPBASE/inc.json"
   inc=$(readlink "$cache/current")
   cn compile "$repo" --cache-dir "$TMPBASE/full" --json --rebuild --exclude-dir docs
   full=$(readlink "$TMPBASE/full/current")
@@ -171,6 +172,18 @@ same_as_rebuild "a file removed"
 printf '\ndef later():\n    pass\n' >> "$repo/pkg/pool.py"
 printf '\nint ring_extra(void) { return 0; }\n' >> "$repo/src/ring.c"
 same_as_rebuild "two files changed"
+check "definitions changed: the graph is resolved in full" sh -c \
+  'tr -d " \n" < "$0" | grep -q "\"updated_from_previous\":{\"bm25\":true,\"graph\":false}"' "$TMPBASE/inc.json"
+# bodies only (calls added, lines moved): the other files' edges are kept
+sed 's/return ConnectionPool(size)/time.sleep(0)\n    return ConnectionPool(size)/' "$repo/pkg/pool.py" > "$TMPBASE/pool.new"
+cp "$TMPBASE/pool.new" "$repo/pkg/pool.py"
+sed 's/return (r->head + i) % r->cap;/ring_extra();\n    return (r->head + i) % r->cap;/' "$repo/src/ring.c" > "$TMPBASE/ring.new"
+cp "$TMPBASE/ring.new" "$repo/src/ring.c"
+same_as_rebuild "bodies changed"
+check "bodies changed: the graph kept the other files' edges" sh -c \
+  'tr -d " \n" < "$0" | grep -q "\"updated_from_previous\":{\"bm25\":true,\"graph\":true}"' "$TMPBASE/inc.json"
+cn run find_callees --repo "$repo" --cache-dir "$cache" --args '{"symbol": "make_pool"}'
+check "and the new call is in it" out_has "sleep"
 
 # Another selection makes the index stale; removed files are reported.
 rm "$repo/src/ring.h"
