@@ -735,7 +735,7 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
 
     if ((rc = cn_langs_discover(&langs)) < 0) goto out;
     if (langs.len == 0) {
-        rc = cn_error_set(CN_ENOTFOUND, "no language backends found (see `codenib skills list "
+        rc = cn_error_set(CN_ENOTFOUND, "no language backends found (see `codenib plugins list "
                                         "--verbose` for the plugin search path; build them with "
                                         "scripts/fetch-grammars.sh and configure)");
         goto out;
