@@ -108,6 +108,10 @@ char *cn_planner_signals_string(unsigned mask)
     return b.data ? cn_buf_steal(&b) : cn_strdup("");
 }
 
+#define RETRIEVAL_SIGNALS                                                                                 \
+    (CN_PL_SIG_ROUTE | CN_PL_SIG_BM25 | CN_PL_SIG_BM25_SEEDS | CN_PL_SIG_BM25_ERRORS | CN_PL_SIG_TITLE |          \
+     CN_PL_SIG_HYBRID)
+
 static bool on(const run *r, unsigned sig)
 {
     return (r->o.without & sig) == 0;
@@ -705,7 +709,10 @@ int cn_planner_run(cn_registry *reg, const char *question, const cn_planner_opti
     if (rc == 0 && r.retrieved == 0)
         rc = cn_error_set(CN_ENOTFOUND, "no retrieval skill could run (%s): compile the repository with "
                                         "`codenib compile` and allow lsp_route or bm25_search",
-                          r.failures.data ? r.failures.data : "none was tried");
+                          r.failures.data ? r.failures.data
+                          : (r.o.without & RETRIEVAL_SIGNALS) == RETRIEVAL_SIGNALS
+                              ? "every retrieval signal is switched off"
+                              : "none was tried");
     else if (rc == CN_ENOMEM)
         cn_error_set(CN_ENOMEM, "planner: out of memory");
     if (rc == 0 && (rc = expand(&r)) < 0) cn_error_set(rc, "planner: out of memory while expanding");

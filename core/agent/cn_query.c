@@ -137,7 +137,10 @@ static int run_offline(const cn_query_opts *o, cn_registry *reg, const char *que
     if (o->max_symbols > 0) po.max_symbols = po.max_locations = o->max_symbols;
     po.without = o->planner_without;
     memset(&plan, 0, sizeof plan);
-    if ((rc = cn_planner_run(reg, question, &po, &plan)) < 0) return rc;
+    if ((rc = cn_planner_run(reg, question, &po, &plan)) < 0) {
+        cn_plan_free(&plan);   /* what was tried, kept for callers that want it */
+        return rc;
+    }
     json_object_object_add(out, "mode", json_object_new_string("offline"));
     json_object_object_add(out, "answer", json_object_new_string(plan.answer ? plan.answer : ""));
     json_object_object_add(out, "contract", cn_contract_to_json(&plan.contract));

@@ -325,7 +325,7 @@ real_git=$(command -v git)
   echo '#!/bin/sh'
   echo 'case "$*" in'
   echo '  *feedface0hang*) sleep 311 ;;'
-  echo '  *feedface0crash*) kill -SEGV $PPID; sleep 37 ;;'
+  echo '  *feedface0crash*) kill -KILL $PPID; sleep 37 ;;'
   echo 'esac'
   echo "exec $real_git \"\$@\""
 } > "$TMPBASE/fakebin/git"

@@ -51,7 +51,7 @@ cn query --repo "$repo" --cache-dir "$cache" --json "$q"
 check "without --without, bm25_search runs" out_has '"skill": "bm25_search"'
 cn query --repo "$repo" --cache-dir "$cache" --without route,bm25,bm25-seeds,bm25-errors,title,hybrid "$q"
 check "every retrieval switched off: exit 1, says so" sh -c \
-  '[ '"$rc"' -eq 1 ] && grep -q "no retrieval skill could run" "$0"' "$ERR"
+  '[ '"$rc"' -eq 1 ] && grep -q "no retrieval skill could run (every retrieval signal is switched off)" "$0"' "$ERR"
 cn query --repo "$repo" --cache-dir "$cache" --without names,nonsense "$q"
 check "an unknown signal: exit 2, named, the known ones listed" sh -c \
   '[ '"$rc"' -eq 2 ] && grep -q "nonsense" "$0" && grep -q "known: route" "$0"' "$ERR"
