@@ -9,7 +9,8 @@
 #     `ctags -R --fields=+ne` over the same files, and their ratio;
 #   - the re-compile after a one-file edit, as a share of the full compile;
 #   - BM25 top-20 latency p50/p99 over 1,000 queries (bench/bm25_bench);
-#   - a cold `codenib run bm25_search` process (start, open, query, print).
+#   - a cold `codenib run bm25_search` process (start, open, query, print);
+#   - for Python files, the floor: libtree-sitter alone (bench/parse_floor).
 # Numbers are ratios against a peer measured in the same run, because the
 # machine is shared and noisy.  Needs GNU time (/usr/bin/time).
 set -eu
@@ -52,6 +53,11 @@ for repo in "$@"; do
   ct_t=$(median < "$work/ct_t"); ct_m=$(median < "$work/ct_m")
   awk -v a="$cn_t" -v b="$ct_t" -v m="$cn_m" -v n="$ct_m" 'BEGIN {
     printf "   compile    codenib %.2f s, %d MB   ctags %.2f s, %d MB   time ratio %.1fx\n", a, m/1024, b, n/1024, (b > 0 ? a/b : 0) }'
+  # the floor: libtree-sitter alone (parse + one cursor walk per file, one thread)
+  if grep -q '\.py$' "$work/files" && make -s -C "$build" bench/parse_floor >/dev/null 2>&1; then
+    grep '\.py$' "$work/files" > "$work/pyfiles"
+    "$build/bench/parse_floor" "$work/pyfiles" | sed -n 's/^parse + one cursor walk, one thread: best of 3/   tree-sitter floor (python files, parse + one walk, one thread):/p'
+  fi
 
   # re-compile after editing one file, on a copy
   cp -R "$repo" "$work/copy"
