@@ -624,6 +624,17 @@ static double eta_of(const run_state *st)
     return total / (st->njobs > 0 ? st->njobs : 1);
 }
 
+/* A progress event with the run's counts filled in. */
+static cn_eval_event event_of(const run_state *st, cn_eval_event_kind kind)
+{
+    cn_eval_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = kind;
+    ev.done = st->done;
+    ev.total = st->nsel;
+    return ev;
+}
+
 /* Records an instance's row: predictions.jsonl, the in-memory rows, the
  * progress; then frees what the instance no longer needs. */
 static int finish(run_state *st, size_t ti, json_object *row, double elapsed)
@@ -656,11 +667,7 @@ static int finish(run_state *st, size_t ti, json_object *row, double elapsed)
         free(log);
     }
     if (o->progress) {
-        cn_eval_event ev;
-        memset(&ev, 0, sizeof ev);
-        ev.kind = CN_EVAL_EV_INSTANCE;
-        ev.done = st->done;
-        ev.total = st->nsel;
+        cn_eval_event ev = event_of(st, CN_EVAL_EV_INSTANCE);
         ev.instance_id = id;
         ev.elapsed_s = elapsed;
         ev.error = err ? json_object_get_string(err) : NULL;
@@ -1102,11 +1109,7 @@ static int run_instances(run_state *st)
 
     if ((rc = plan(st)) < 0) return rc;
     if (o->progress) {
-        cn_eval_event ev;
-        memset(&ev, 0, sizeof ev);
-        ev.kind = CN_EVAL_EV_RESUME;
-        ev.done = st->done;
-        ev.total = st->nsel;
+        cn_eval_event ev = event_of(st, CN_EVAL_EV_RESUME);
         ev.file_at_5 = -1;
         ev.eta_s = -1;
         o->progress(&ev, o->progress_data);

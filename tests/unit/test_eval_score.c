@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "eval/cn_eval.h"
+#include "eval/cn_eval_run.h"
 #include "util/cn_util.h"
 #include "tap.h"
 
@@ -20,28 +21,6 @@ static char tmpdir[64];
 static char *tmp_path(const char *name)
 {
     return cn_path_join(tmpdir, name);
-}
-
-/* The temporary tree is at most two levels deep (the report directory). */
-static void remove_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-
-    if (d == NULL) return;
-    while ((e = readdir(d)) != NULL) {
-        char *p;
-        struct stat st;
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        p = cn_path_join(dir, e->d_name);
-        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
-            remove_dir(p);
-        else
-            unlink(p);
-        free(p);
-    }
-    closedir(d);
-    rmdir(dir);
 }
 
 static char *write_tmp(const char *name, const char *text)
@@ -523,6 +502,6 @@ int main(void)
     test_pred_errors();
     test_report();
     json_object_put(dev_metrics);
-    remove_dir(tmpdir);
+    if (cn_eval_tree_remove(tmpdir) < 0) diag("could not remove %s", tmpdir);
     return tap_done();
 }
