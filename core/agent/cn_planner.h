@@ -157,6 +157,11 @@ int cn_pl_path_is_aside(const char *path);
  * that the question does not name), plus the path bonus. */
 json_object *cn_pl_rank_files(const cn_pl_pool *p, const size_t *order, const cn_strv *paths, int demote_aside);
 
+/* Node `id` of the index as a skill-shaped hit (node_name, type, file,
+ * 1-based start_line/end_line, node_id, score), as the retrieval skills
+ * return them; NULL when there is no such node or on ENOMEM. */
+json_object *cn_pl_hit_json(const struct cn_index *idx, uint32_t id, double score);
+
 /* Name matching (cn_planner_names.c): the index's functions, methods and
  * classes (test files left out) ranked by how much of `question` their
  * names carry, best first, at most top_k, as skill-shaped hits

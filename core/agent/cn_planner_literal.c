@@ -154,21 +154,6 @@ static int cmp_holders(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static json_object *holder_json(const struct cn_index *idx, const holder *h)
-{
-    cn_node_view v;
-    json_object *o;
-    if (cn_nodes_get(idx->nodes, h->id, &v) < 0 || (o = json_object_new_object()) == NULL) return NULL;
-    json_object_object_add(o, "node_name", json_object_new_string(v.qualname));
-    json_object_object_add(o, "type", json_object_new_string(cn_node_kind_name(v.kind)));
-    json_object_object_add(o, "file", json_object_new_string(v.path));
-    json_object_object_add(o, "start_line", json_object_new_int64(v.start_line));
-    json_object_object_add(o, "end_line", json_object_new_int64(v.end_line));
-    json_object_object_add(o, "node_id", json_object_new_int64(h->id));
-    json_object_object_add(o, "score", json_object_new_double(h->score));
-    return o;
-}
-
 int cn_pl_literal_matches(const struct cn_index *idx, const char *question, const cn_strv *errors,
                           size_t top_k, json_object **out, cn_strv *used)
 {
@@ -202,7 +187,7 @@ int cn_pl_literal_matches(const struct cn_index *idx, const char *question, cons
         if (nall > 1) qsort(all, nall, sizeof *all, cmp_holders);
         if ((*out = json_object_new_array()) == NULL) rc = CN_ENOMEM;
         for (size_t i = 0; rc == 0 && i < nall && i < top_k; i++) {
-            json_object *o = holder_json(idx, &all[i]);
+            json_object *o = cn_pl_hit_json(idx, all[i].id, all[i].score);
             if (o != NULL) json_object_array_add(*out, o);
         }
     }

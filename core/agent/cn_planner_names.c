@@ -303,22 +303,6 @@ static int cmp_hits(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static json_object *hit_json(const cn_node_info *nd, double score)
-{
-    static const char *const kinds[] = {"file", "class", "function", "method", "block", "struct", "union",
-                                        "enum", "typedef", "macro", "prototype", "variable", "module"};
-    json_object *o = json_object_new_object();
-    json_object_object_add(o, "node_name", json_object_new_string(nd->qualname));
-    json_object_object_add(o, "type", json_object_new_string(
-                                          nd->kind >= 0 && nd->kind <= CN_NODE_MODULE ? kinds[nd->kind] : "unknown"));
-    json_object_object_add(o, "file", json_object_new_string(nd->path));
-    json_object_object_add(o, "start_line", json_object_new_int64(nd->start_line));
-    json_object_object_add(o, "node_id", json_object_new_int64(nd->id));
-    json_object_object_add(o, "end_line", json_object_new_int64(nd->end_line));
-    json_object_object_add(o, "score", json_object_new_double(score));
-    return o;
-}
-
 int cn_pl_name_matches(const struct cn_index *idx, const char *question, size_t top_k, json_object **out)
 {
     const cn_index_services *I = cn_host_index_services();
@@ -363,9 +347,8 @@ int cn_pl_name_matches(const struct cn_index *idx, const char *question, size_t 
     if (nh > 1) qsort(hits, nh, sizeof *hits, cmp_hits);
     if ((*out = json_object_new_array()) == NULL) rc = CN_ENOMEM;
     for (size_t i = 0; rc == 0 && i < nh && i < top_k; i++) {
-        nd.struct_size = sizeof nd;
-        if (I->node(idx, hits[i].id, &nd, &err) < 0) continue;
-        json_object_array_add(*out, hit_json(&nd, hits[i].score));
+        json_object *o = cn_pl_hit_json(idx, hits[i].id, hits[i].score);
+        if (o != NULL) json_object_array_add(*out, o);
     }
 done:
     for (size_t k = 0; k < t.len; k++) free(t.items[k].tok);

@@ -9,6 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <codenib/lang.h>
+
+#include "../index/cn_index.h"
+#include "../index/cn_nodes.h"
+
 /* A node's bonus when its qualified name ends with a dotted seed
  * ("ConnectionPool.get"), or its short name is a plain seed ("get_user"):
  * the question named it, which BM25 alone may rank low in long prose. */
@@ -153,6 +158,21 @@ int cn_pl_fuse_list(cn_pl_pool *p, json_object *hits, double weight, const char 
     }
     json_object_put(seen);
     return oom ? CN_ENOMEM : rank;
+}
+
+json_object *cn_pl_hit_json(const struct cn_index *idx, uint32_t id, double score)
+{
+    cn_node_view v;
+    json_object *o;
+    if (cn_nodes_get(idx->nodes, id, &v) < 0 || (o = json_object_new_object()) == NULL) return NULL;
+    json_object_object_add(o, "node_name", json_object_new_string(v.qualname));
+    json_object_object_add(o, "type", json_object_new_string(cn_node_kind_name(v.kind)));
+    json_object_object_add(o, "file", json_object_new_string(v.path));
+    json_object_object_add(o, "start_line", json_object_new_int64(v.start_line));
+    json_object_object_add(o, "end_line", json_object_new_int64(v.end_line));
+    json_object_object_add(o, "node_id", json_object_new_int64(id));
+    json_object_object_add(o, "score", json_object_new_double(score));
+    return o;
 }
 
 /* ---- seed and path matches --------------------------------------------- */

@@ -122,6 +122,12 @@ static const char *hit_name(json_object *hits, size_t i)
     return h && json_object_object_get_ex(h, "node_name", &v) ? json_object_get_string(v) : NULL;
 }
 
+static long long hit_int(json_object *hits, size_t i, const char *key)
+{
+    json_object *h = json_object_array_get_idx(hits, i), *v = NULL;
+    return h && json_object_object_get_ex(h, key, &v) ? (long long)json_object_get_int64(v) : -1;
+}
+
 static bool has_hit(json_object *hits, const char *name)
 {
     for (size_t i = 0; i < json_object_array_length(hits); i++)
@@ -160,6 +166,8 @@ static void test_names(struct cn_index *idx)
     h = names(idx, "LaTeX printer prints a Poly with the wrong order");
     is_str(hit_name(h, 0), "pkg/printing/latex.py:LatexPrinter._print_Poly",
            "names: the method whose name and class carry the question comes first");
+    ok(hit_int(h, 0, "start_line") == 2 && hit_int(h, 0, "end_line") == 3,
+       "names: hits count lines from 1, as the retrieval skills' do");
     json_object_put(h);
 
     h = names(idx, "Product pretty print could be improved");
@@ -198,6 +206,8 @@ static void test_literals(struct cn_index *idx)
     json_object *h;
 
     h = literals(idx, "OptionError raised", "expected a valid domain specification, got RR[y,z]", &used);
+    ok(hit_int(h, 0, "start_line") == 5 && hit_int(h, 0, "end_line") == 8,
+       "literals: hits count lines from 1 too");
     is_str(hit_name(h, 0), "pkg/options.py:build_options",
            "literals: a message ending in the user's values is found by its prefix");
     ok(json_object_array_length(h) == 1, "literals: only the source holds it (the test file is left out)");
