@@ -2,8 +2,12 @@
  * (see cn_ts_guard.h). */
 #include "cn_ts_guard.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The layout of a grammar's TSLanguage, as libtree-sitter reads it. */
+#include <tree_sitter/parser.h>
 
 /* ------------------------------------------------------------------ */
 /* The parse guard                                                     */
@@ -88,6 +92,96 @@ static void guard_log(void *payload, TSLogType type, const char *msg)
     }
 }
 
+/* ------------------------------------------------------------------ */
+/* A quiet lexer                                                       */
+
+/* Most of what the logger costs is the lexer's: a line formatted for every
+ * character consumed or skipped, none of which the guard reads (it follows
+ * parse actions only).  All of those lines are written while the grammar's
+ * lexing functions run, so the guarded parse uses a copy of the grammar
+ * whose lexing functions detach the logger for their duration.  The copy is
+ * made once per grammar and kept for the life of the plugin: trees parsed
+ * with it refer to it. */
+
+#define QUIET_MAX 8 /* grammars per plugin (one or two in practice) */
+
+typedef struct quiet_language {
+    const TSLanguage *orig;
+    TSLanguage lang;
+} quiet_language;
+
+static quiet_language quiet_table[QUIET_MAX];
+static size_t quiet_count;
+static pthread_mutex_t quiet_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+/* The guarded parse running on this thread. */
+static _Thread_local struct {
+    TSParser *parser;
+    const TSLanguage *orig;
+} quiet_now;
+
+static bool quiet_lex(TSLexer *lexer, TSStateId state)
+{
+    TSParser *p = quiet_now.parser;
+    TSLogger saved;
+    bool r;
+    if (p == NULL) return quiet_now.orig->lex_fn(lexer, state);
+    saved = ts_parser_logger(p);
+    ts_parser_set_logger(p, (TSLogger){NULL, NULL});
+    r = quiet_now.orig->lex_fn(lexer, state);
+    ts_parser_set_logger(p, saved);
+    return r;
+}
+
+static bool quiet_keyword_lex(TSLexer *lexer, TSStateId state)
+{
+    TSParser *p = quiet_now.parser;
+    TSLogger saved;
+    bool r;
+    if (p == NULL) return quiet_now.orig->keyword_lex_fn(lexer, state);
+    saved = ts_parser_logger(p);
+    ts_parser_set_logger(p, (TSLogger){NULL, NULL});
+    r = quiet_now.orig->keyword_lex_fn(lexer, state);
+    ts_parser_set_logger(p, saved);
+    return r;
+}
+
+static bool quiet_scan(void *payload, TSLexer *lexer, const bool *valid)
+{
+    TSParser *p = quiet_now.parser;
+    TSLogger saved;
+    bool r;
+    if (p == NULL) return quiet_now.orig->external_scanner.scan(payload, lexer, valid);
+    saved = ts_parser_logger(p);
+    ts_parser_set_logger(p, (TSLogger){NULL, NULL});
+    r = quiet_now.orig->external_scanner.scan(payload, lexer, valid);
+    ts_parser_set_logger(p, saved);
+    return r;
+}
+
+/* The quiet copy of lang (made on first use), or NULL when the table is
+ * full or lang is itself a copy: then the parse logs as before. */
+static const TSLanguage *quiet_language_of(const TSLanguage *lang)
+{
+    const TSLanguage *q = NULL;
+    if (lang == NULL || lang->lex_fn == quiet_lex) return NULL;
+    pthread_mutex_lock(&quiet_mutex);
+    for (size_t i = 0; i < quiet_count && q == NULL; i++)
+        if (quiet_table[i].orig == lang) q = &quiet_table[i].lang;
+    if (q == NULL && quiet_count < QUIET_MAX) {
+        quiet_language *e = &quiet_table[quiet_count];
+        e->orig = lang;
+        e->lang = *lang;
+        e->lang.lex_fn = quiet_lex;
+        if (lang->keyword_lex_fn != NULL) e->lang.keyword_lex_fn = quiet_keyword_lex;
+        if (lang->external_scanner.scan != NULL) e->lang.external_scanner.scan = quiet_scan;
+        quiet_count++;
+        q = &e->lang;
+    }
+    pthread_mutex_unlock(&quiet_mutex);
+    return q;
+}
+
 /* Byte offset of (row, col) in src, at most len. */
 static uint32_t offset_of(const char *src, uint32_t len, uint32_t row, uint32_t col)
 {
@@ -154,8 +248,16 @@ TSTree *cn_ts_parse_guarded(TSParser *parser, const char *src, uint32_t len, con
     } else {
         TSLogger old_logger = ts_parser_logger(parser);
         const size_t *old_flag = ts_parser_cancellation_flag(parser);
+        const TSLanguage *lang = ts_parser_language(parser);
+        const TSLanguage *quiet = quiet_language_of(lang);
         guard_state g;
         r.guarded = true;
+        if (quiet != NULL && ts_parser_set_language(parser, quiet)) {
+            quiet_now.parser = parser;
+            quiet_now.orig = lang;
+        } else {
+            quiet = NULL;
+        }
         for (int attempt = 0; attempt <= o.retries; attempt++) {
             memset(&g, 0, sizeof g);
             g.high = o.high;
@@ -177,6 +279,11 @@ TSTree *cn_ts_parse_guarded(TSParser *parser, const char *src, uint32_t len, con
         }
         ts_parser_set_logger(parser, old_logger);
         ts_parser_set_cancellation_flag(parser, old_flag);
+        if (quiet != NULL) {
+            /* the tree keeps the copy, which outlives it */
+            quiet_now.parser = NULL;
+            ts_parser_set_language(parser, lang);
+        }
         if (tree != NULL && len < r.parsed_len) {
             r.cut = true;
             r.parsed_len = len;
