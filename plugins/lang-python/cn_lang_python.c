@@ -250,6 +250,7 @@ typedef struct frame {
     uint8_t kind;
     uint8_t mode;
     uint8_t flags;
+    name_set *locals; /* the function whose locals this node can bind, or NULL */
 } frame;
 
 typedef struct frame_vec {
@@ -268,6 +269,20 @@ typedef struct context {
     name_set *set;     /* C_NODE: the function's locals (owned); C_LOCALS:
                           borrowed from the C_NODE; C_SCOPE: owned */
 } context;
+
+/* A reference held back until the end of the top-level statement: a name
+ * read in a function is local if the function binds it anywhere, also
+ * after the use, and the function's names are collected by the same walk
+ * that finds the uses. */
+typedef struct pending_ref {
+    int kind;
+    int32_t from;
+    uint32_t line, column;
+    size_t name, target;    /* offsets in py_state.qtext; target SIZE_MAX: none */
+    const name_set *locals; /* dropped if it binds p[0, plen) (not global) */
+    const char *p;
+    uint32_t plen;
+} pending_ref;
 
 typedef struct py_state {
     const cn_host *host;
@@ -292,6 +307,12 @@ typedef struct py_state {
     char *scratch2;
     size_t scratch2_cap;
     frame_vec fr_main, fr_collect;
+    pending_ref *q; /* references of the current top-level statement */
+    size_t nq, capq;
+    char *qtext;
+    size_t qtext_len, qtext_cap;
+    name_set **retired; /* locals of closed functions, until the flush */
+    size_t nretired, capretired;
 } py_state;
 
 static int set_error(py_state *st, int code, const char *msg)
@@ -443,11 +464,24 @@ static context *ctx_push(py_state *st, int type, uint32_t depth)
     return c;
 }
 
+/* Keeps a closed function's locals until the pending references that
+ * may look at them are flushed. */
+static void retire_set(py_state *st, name_set *set)
+{
+    if (set == NULL) return;
+    if (!grow((void **)&st->retired, &st->capretired, st->nretired + 1, sizeof *st->retired)) {
+        oom(st); /* nothing is flushed after a failure: the set can go */
+        name_set_free(set);
+        return;
+    }
+    st->retired[st->nretired++] = set;
+}
+
 static void ctx_pop_one(py_state *st)
 {
     context *c = &st->ctx[--st->nctx];
     if (c->type == C_NODE) {
-        name_set_free(c->set);
+        retire_set(st, c->set);
         st->path_len = c->path_len;
         if (st->path != NULL) st->path[st->path_len] = '\0';
     } else if (c->type == C_SCOPE) {
@@ -474,17 +508,20 @@ static int32_t current_from(py_state *st)
     return c ? c->index : -1;
 }
 
-/* Is the name bound in the innermost function body (or a lambda or
- * comprehension around the use)? */
-static bool is_local(py_state *st, const char *p, size_t len)
+/* Is the name bound by a lambda or comprehension around the use?  If not,
+ * *locals receives the innermost function body's names (NULL outside
+ * functions), which are complete only once the function has been walked:
+ * the name is local if they hold it, not declared global. */
+static bool scope_binds(py_state *st, const char *p, size_t len, const name_set **locals)
 {
+    *locals = NULL;
     for (size_t i = st->nctx; i > 0; i--) {
         context *c = &st->ctx[i - 1];
         if (c->type == C_SCOPE) {
             if (name_set_find(c->set, p, len) != NULL) return true;
         } else if (c->type == C_LOCALS) {
-            name_entry *e = name_set_find(c->set, p, len);
-            return e != NULL && !e->global;
+            *locals = c->set;
+            return false;
         }
     }
     return false;
@@ -493,27 +530,93 @@ static bool is_local(py_state *st, const char *p, size_t len)
 /* ------------------------------------------------------------------ */
 /* Emission                                                            */
 
+/* Copies s into the pending text; returns its offset, or SIZE_MAX when out
+ * of memory. */
+static size_t qtext_add(py_state *st, const char *s)
+{
+    size_t n = strlen(s) + 1, off = st->qtext_len;
+    if (!grow((void **)&st->qtext, &st->qtext_cap, off + n, 1)) return SIZE_MAX;
+    memcpy(st->qtext + off, s, n);
+    st->qtext_len += n;
+    return off;
+}
+
+/* Queues a reference (see pending_ref); with `locals`, it is dropped at the
+ * flush if they bind p[0, plen). */
+static int queue_ref(py_state *st, int kind, const char *name, const char *target, TSNode at,
+                     const name_set *locals, const char *p, size_t plen)
+{
+    pending_ref *r;
+    TSPoint pt = ts_node_start_point(at);
+    if (st->rc < 0) return st->rc;
+    if (!grow((void **)&st->q, &st->capq, st->nq + 1, sizeof *st->q)) return oom(st);
+    r = &st->q[st->nq];
+    r->kind = kind;
+    r->from = current_from(st);
+    r->line = pt.row + 1;
+    r->column = pt.column;
+    r->locals = locals;
+    r->p = p;
+    r->plen = (uint32_t)plen;
+    r->name = qtext_add(st, name);
+    r->target = target ? qtext_add(st, target) : 0;
+    if (r->name == SIZE_MAX || r->target == SIZE_MAX) return oom(st);
+    if (target == NULL) r->target = SIZE_MAX;
+    st->nq++;
+    return 0;
+}
+
 static int emit_ref(py_state *st, int kind, const char *name, const char *target, TSNode at)
 {
-    cn_lang_ref r;
-    TSPoint p = ts_node_start_point(at);
-    if (st->rc < 0) return st->rc;
-    memset(&r, 0, sizeof r);
-    r.struct_size = (uint32_t)sizeof r;
-    r.kind = kind;
-    r.from = current_from(st);
-    r.name = name;
-    r.target = target;
-    r.line = p.row + 1;
-    r.column = p.column;
-    int rc = st->sink->ref(st->sink->data, &r);
-    if (rc < 0) {
-        st->rc = rc;
-        if (st->err != NULL && st->err->code == 0) {
-            st->err->code = rc;
-            snprintf(st->err->message, sizeof st->err->message, "lang-python: sink refused a reference");
+    return queue_ref(st, kind, name, target, at, NULL, NULL, 0);
+}
+
+/* A reference to the name p[0, len) read at `at`, unless a local binds it. */
+static int emit_read(py_state *st, int kind, const char *name, TSNode at, const char *p, size_t len)
+{
+    const name_set *locals;
+    if (scope_binds(st, p, len, &locals)) return 0;
+    return queue_ref(st, kind, name, NULL, at, locals, p, len);
+}
+
+/* Drops the pending references (after a failure) and the retired locals. */
+static void discard_refs(py_state *st)
+{
+    st->nq = 0;
+    st->qtext_len = 0;
+    for (size_t i = 0; i < st->nretired; i++) name_set_free(st->retired[i]);
+    st->nretired = 0;
+}
+
+/* Hands the pending references to the sink, in the order they were found,
+ * and frees the locals of the functions closed since the last flush. */
+static int flush_refs(py_state *st)
+{
+    for (size_t i = 0; i < st->nq && st->rc >= 0; i++) {
+        const pending_ref *q = &st->q[i];
+        cn_lang_ref r;
+        if (q->locals != NULL) {
+            const name_entry *e = name_set_find(q->locals, q->p, q->plen);
+            if (e != NULL && !e->global) continue;
+        }
+        memset(&r, 0, sizeof r);
+        r.struct_size = (uint32_t)sizeof r;
+        r.kind = q->kind;
+        r.from = q->from;
+        r.name = st->qtext + q->name;
+        r.target = q->target == SIZE_MAX ? NULL : st->qtext + q->target;
+        r.line = q->line;
+        r.column = q->column;
+        int rc = st->sink->ref(st->sink->data, &r);
+        if (rc < 0) {
+            st->rc = rc;
+            if (st->err != NULL && st->err->code == 0) {
+                st->err->code = rc;
+                snprintf(st->err->message, sizeof st->err->message, "lang-python: sink refused a reference");
+            }
         }
     }
+    discard_refs(st);
     return st->rc;
 }
 
@@ -885,20 +988,6 @@ enum { ACT_SKIP = 0, ACT_DESCEND = 1 };
 
 static int walk(py_state *st, TSNode root, bool collect, name_set *out);
 
-/* Computes the locals of function definition `def`. */
-static int function_locals(py_state *st, TSNode def, name_set **out)
-{
-    name_set *set = calloc(1, sizeof *set);
-    if (set == NULL) return oom(st);
-    int rc = walk(st, def, true, set);
-    if (rc < 0) {
-        name_set_free(set);
-        return rc;
-    }
-    *out = set;
-    return 0;
-}
-
 /* Mode of a child from its parent's frame and its field. */
 static int child_mode(const py_state *st, const frame *pf, TSFieldId fid, int k)
 {
@@ -995,9 +1084,8 @@ static int visit_case_pattern(py_state *st, TSNode n, const frame *pf)
         const char *p;
         if (ts_node_is_null(base)) return ACT_SKIP;
         p = text_of(st, base, &len);
-        if (is_local(st, p, len)) return ACT_SKIP;
         if (chain_text(st, n, &st->scratch, &st->scratch_cap) == NULL) return oom(st);
-        emit_ref(st, CN_REF_REFERENCE, st->scratch, NULL, n);
+        emit_read(st, CN_REF_REFERENCE, st->scratch, n, p, len);
         return ACT_SKIP;
     }
     return k == K_IDENTIFIER || k == K_COMMENT ? ACT_SKIP : ACT_DESCEND;
@@ -1046,12 +1134,13 @@ static int visit_emit(py_state *st, TSNode n, frame *fr, const frame *pf, uint32
         if (has_node) {
             fr->flags |= FR_HAS_NODE;
             if (k == K_FUNCTION_DEF) {
+                /* its locals, filled in as the walk goes through it */
                 context *cx = ctx_top_node(st);
-                name_set *set = NULL;
-                int rc = function_locals(st, n, &set);
-                if (rc < 0) return rc;
+                name_set *set = calloc(1, sizeof *set);
+                if (set == NULL) return oom(st);
                 name_set_free(cx->set);
                 cx->set = set;
+                fr->locals = set;
             }
         }
         return ACT_DESCEND;
@@ -1085,9 +1174,8 @@ static int visit_emit(py_state *st, TSNode n, frame *fr, const frame *pf, uint32
         p = text_of(st, n, &len);
         if ((len == 4 && memcmp(p, "self", 4) == 0) || (len == 3 && memcmp(p, "cls", 3) == 0))
             return ACT_SKIP;
-        if (is_local(st, p, len)) return ACT_SKIP;
         if (copy_text(st, n, &st->scratch, &st->scratch_cap) == NULL) return oom(st);
-        emit_ref(st, CN_REF_REFERENCE, st->scratch, NULL, n);
+        emit_read(st, CN_REF_REFERENCE, st->scratch, n, p, len);
         return ACT_SKIP;
     }
     case K_ATTRIBUTE: {
@@ -1111,9 +1199,9 @@ static int visit_emit(py_state *st, TSNode n, frame *fr, const frame *pf, uint32
         size_t len;
         const char *p = text_of(st, base, &len);
         bool selfish = (len == 4 && memcmp(p, "self", 4) == 0) || (len == 3 && memcmp(p, "cls", 3) == 0);
-        if (!selfish && is_local(st, p, len)) return ACT_SKIP;
         if (chain_text(st, n, &st->scratch, &st->scratch_cap) == NULL) return oom(st);
-        emit_ref(st, CN_REF_REFERENCE, st->scratch, NULL, n);
+        if (selfish) emit_ref(st, CN_REF_REFERENCE, st->scratch, NULL, n);
+        else emit_read(st, CN_REF_REFERENCE, st->scratch, n, p, len);
         return ACT_SKIP;
     }
     case K_CALL: {
@@ -1217,8 +1305,57 @@ static int visit_collect(py_state *st, TSNode n, frame *fr, uint32_t depth, name
     }
 }
 
-/* Walks the subtree at root without recursion.  collect: record the
- * names bound in function `root` into `out` instead of emitting. */
+/* The main walk also collects the names each function binds (what
+ * visit_collect() does on its own), into the `locals` of the frames below
+ * the function's node.  A function's locals leave out what its nested
+ * functions, classes and imports bind, as visit_collect() does. */
+static bool binds_in_parent(int k)
+{
+    switch (k) {
+    case K_FUNCTION_DEF: /* opens its own locals (visit_emit) */
+    case K_CLASS_DEF:
+    case K_DECORATED_DEF:
+    case K_COMMENT:
+    case K_IMPORT:
+    case K_IMPORT_FROM:
+    case K_FUTURE_IMPORT:
+        return false;
+    default:
+        return true;
+    }
+}
+
+/* Adds what node n binds to fr->locals, as visit_collect() would. */
+static int bind_names(py_state *st, TSNode n, const frame *fr, const frame *pf)
+{
+    name_set *out = fr->locals;
+    int k = fr->kind, m = fr->mode;
+    size_t len;
+    const char *p;
+
+    if (m == M_CASE && k == K_DOTTED_NAME) { /* a capture binds a name */
+        TSNode first = ts_node_named_child(n, 0);
+        if (ts_node_is_null(case_name_read(st, n, pf)) && is_ident(st, first)) {
+            p = text_of(st, first, &len);
+            if (name_set_add(out, p, len, false) < 0) return oom(st);
+        }
+    } else if (k == K_GLOBAL || k == K_NONLOCAL) {
+        uint32_t nc = ts_node_named_child_count(n);
+        TSNode c = nc ? ts_node_named_child(n, 0) : (TSNode){0};
+        for (; !ts_node_is_null(c); c = ts_node_next_named_sibling(c)) {
+            if (!is_ident(st, c)) continue;
+            p = text_of(st, c, &len);
+            if (name_set_add(out, p, len, true) < 0) return oom(st);
+        }
+    } else if (k == K_IDENTIFIER && (m == M_TARGET || m == M_PARAM || m == M_CASE) && is_ident(st, n)) {
+        p = text_of(st, n, &len);
+        if (name_set_add(out, p, len, false) < 0) return oom(st);
+    }
+    return 0;
+}
+
+/* Walks the subtree at root without recursion.  collect: only record the
+ * names bound in the subtree into `out` (visit_collect). */
 static int walk(py_state *st, TSNode root, bool collect, name_set *out)
 {
     frame_vec *fv = collect ? &st->fr_collect : &st->fr_main;
@@ -1241,10 +1378,30 @@ static int walk(py_state *st, TSNode root, bool collect, name_set *out)
         pf = depth > 0 ? &fv->v[depth - 1] : NULL;
         fr->kind = (uint8_t)kind_of(st, n);
         fr->flags = 0;
+        fr->locals = NULL;
         if (ts_node_is_named(n)) {
-            fr->mode = pf ? (uint8_t)child_mode(st, pf, ts_tree_cursor_current_field_id(&c), fr->kind)
-                          : M_EXPR;
-            act = collect ? visit_collect(st, n, fr, depth, out) : visit_emit(st, n, fr, pf, depth);
+            TSFieldId fid = pf ? ts_tree_cursor_current_field_id(&c) : 0;
+            fr->mode = pf ? (uint8_t)child_mode(st, pf, fid, fr->kind) : M_EXPR;
+            if (collect) {
+                act = visit_collect(st, n, fr, depth, out);
+            } else {
+                if (pf != NULL && pf->locals != NULL && fr->mode != M_SKIP && binds_in_parent(fr->kind)) {
+                    fr->locals = pf->locals;
+                    if ((act = bind_names(st, n, fr, pf)) < 0) {
+                        rc = act;
+                        break;
+                    }
+                }
+                act = visit_emit(st, n, fr, pf, depth);
+                /* An attribute chain the emitting walk goes no further into
+                 * (a read, a target, a named callee) binds nothing, unless
+                 * error recovery put something inside it: collect there. */
+                if (act == ACT_SKIP && fr->kind == K_ATTRIBUTE && pf != NULL && pf->locals != NULL &&
+                    ts_node_has_error(n) &&
+                    (fr->locals != NULL || (pf->kind == K_CALL && (pf->flags & FR_CALLEE_NAMED) &&
+                                            fid == st->f.function)))
+                    act = walk(st, n, true, pf->locals);
+            }
             if (act < 0) {
                 rc = act;
                 break;
@@ -1317,6 +1474,7 @@ static int parse_module(py_state *st, TSNode root)
                 in_block = true;
             }
             rc = walk(st, n, false, NULL);
+            if (rc >= 0) rc = flush_refs(st);
             if (rc < 0) break;
         } while (ts_tree_cursor_goto_next_sibling(&c));
     }
@@ -1374,6 +1532,7 @@ static int py_parse(cn_lang_parser *self, const char *path, const char *src, siz
                       (unsigned)guard.cut_col + 1);
     rc = parse_module(st, ts_tree_root_node(tree));
     while (st->nctx > 0) ctx_pop_one(st);
+    discard_refs(st);
     ts_tree_delete(tree);
     free(safe);
     st->src = NULL;
@@ -1389,7 +1548,11 @@ static void py_destroy(cn_lang_parser *self)
     py_state *st = self->data;
     if (st != NULL) {
         while (st->nctx > 0) ctx_pop_one(st);
+        discard_refs(st);
         if (st->ts) ts_parser_delete(st->ts);
+        free(st->q);
+        free(st->qtext);
+        free(st->retired);
         free(st->sym_kind);
         free(st->ctx);
         free(st->path);
