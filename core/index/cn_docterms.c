@@ -12,6 +12,7 @@
 typedef struct dt_ctx {
     cn_file_rec *r;
     uint32_t *offs;           /* term ordinal -> offset in r->terms */
+    uint32_t *lens;           /* term ordinal -> length */
     size_t cap_offs;
     uint32_t *slots;          /* open addressing: term ordinal + 1, 0 = empty */
     size_t n_slots;
@@ -22,6 +23,18 @@ typedef struct dt_ctx {
     size_t cap_count;
     int oom;
 } dt_ctx;
+
+/* FNV-1a: tokens are a few bytes long, and the table lives in memory only
+ * (nothing depends on where a term lands in it). */
+static inline size_t term_hash(const char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)p[i];
+        h *= 1099511628211ull;
+    }
+    return (size_t)(h ^ (h >> 29));
+}
 
 static int grow(dt_ctx *c)
 {
@@ -38,7 +51,7 @@ static int grow(dt_ctx *c)
         size_t h;
         if (v == 0) continue;
         t = c->r->terms.data + c->offs[v - 1];
-        h = (size_t)cn_hash64(t, strlen(t), 7) & (n - 1);
+        h = term_hash(t, c->lens[v - 1]) & (n - 1);
         while (s[h]) h = (h + 1) & (n - 1);
         s[h] = v;
         cnt[h] = c->count[i];
@@ -47,7 +60,7 @@ static int grow(dt_ctx *c)
     for (size_t k = 0; k < c->n_touched; k++) {
         uint32_t v = c->slots[c->touched[k]];
         const char *t = c->r->terms.data + c->offs[v - 1];
-        size_t h = (size_t)cn_hash64(t, strlen(t), 7) & (n - 1);
+        size_t h = term_hash(t, c->lens[v - 1]) & (n - 1);
         while (s[h] != v) h = (h + 1) & (n - 1);
         c->touched[k] = (uint32_t)h;
     }
@@ -64,26 +77,27 @@ static int on_token(const char *tok, size_t len, void *data)
     dt_ctx *c = data;
     size_t h;
     if (c->n_terms * 2 >= c->n_slots && grow(c) < 0) return CN_ENOMEM;
-    h = (size_t)cn_hash64(tok, len, 7) & (c->n_slots - 1);
+    h = term_hash(tok, len) & (c->n_slots - 1);
     for (;;) {
         uint32_t v = c->slots[h];
         if (v == 0) {
             if (c->n_terms == c->cap_offs) {
                 size_t cap = c->cap_offs ? c->cap_offs * 2 : 512;
-                uint32_t *p = realloc(c->offs, cap * sizeof *p);
+                uint32_t *p = realloc(c->offs, cap * sizeof *p), *l;
                 if (p == NULL) return CN_ENOMEM;
                 c->offs = p;
+                if ((l = realloc(c->lens, cap * sizeof *l)) == NULL) return CN_ENOMEM;
+                c->lens = l;
                 c->cap_offs = cap;
             }
             c->offs[c->n_terms] = (uint32_t)c->r->terms.len;
+            c->lens[c->n_terms] = (uint32_t)len;
             if (cn_buf_append(&c->r->terms, tok, len) < 0 || cn_buf_putc(&c->r->terms, '\0') < 0)
                 return CN_ENOMEM;
             c->slots[h] = (uint32_t)++c->n_terms;
             break;
         }
-        if (strncmp(c->r->terms.data + c->offs[v - 1], tok, len) == 0 &&
-            c->r->terms.data[c->offs[v - 1] + len] == '\0')
-            break;
+        if (c->lens[v - 1] == len && memcmp(c->r->terms.data + c->offs[v - 1], tok, len) == 0) break;
         h = (h + 1) & (c->n_slots - 1);
     }
     if (c->count[h]++ == 0) {
@@ -99,41 +113,67 @@ static int on_token(const char *tok, size_t len, void *data)
     return 0;
 }
 
-static int cmp_u32(const void *a, const void *b)
+/* Sorts keys[0, n) (term ordinal << 32 | count) by ordinal: insertion
+ * sort for a few, else a byte-wise radix sort through tmp. */
+static void sort_pairs(uint64_t *keys, uint64_t *tmp, size_t n, uint32_t max_ordinal)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
+    if (n < 48) {
+        for (size_t i = 1; i < n; i++) {
+            uint64_t k = keys[i];
+            size_t j = i;
+            for (; j > 0 && keys[j - 1] > k; j--) keys[j] = keys[j - 1];
+            keys[j] = k;
+        }
+        return;
+    }
+    uint64_t *src = keys, *dst = tmp;
+    for (unsigned shift = 32; shift < 64; shift += 8) {
+        size_t count[257] = {0};
+        uint64_t *t;
+        if (shift > 32 && (max_ordinal >> (shift - 32)) == 0) break;
+        for (size_t i = 0; i < n; i++) count[((src[i] >> shift) & 0xFF) + 1]++;
+        for (size_t d = 0; d < 256; d++) count[d + 1] += count[d];
+        for (size_t i = 0; i < n; i++) dst[count[(src[i] >> shift) & 0xFF]++] = src[i];
+        t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != keys) memcpy(keys, src, n * sizeof *keys);
 }
 
 /* Appends the counted terms of the current document, in term order. */
 static int flush_doc(dt_ctx *c, size_t *cap_dt)
 {
     cn_file_rec *r = c->r;
-    uint32_t *offs = malloc((c->n_touched ? c->n_touched : 1) * 2 * sizeof *offs);
-    if (offs == NULL) return CN_ENOMEM;
+    size_t n = c->n_touched ? c->n_touched : 1;
+    uint64_t *keys = malloc(2 * n * sizeof *keys);
+    if (keys == NULL) return CN_ENOMEM;
     for (size_t k = 0; k < c->n_touched; k++) {
-        offs[2 * k] = c->slots[c->touched[k]] - 1;   /* the term's ordinal */
-        offs[2 * k + 1] = c->count[c->touched[k]];
+        uint64_t ordinal = c->slots[c->touched[k]] - 1;
+        keys[k] = ordinal << 32 | c->count[c->touched[k]];
         c->count[c->touched[k]] = 0;
     }
     /* pairs sorted by term ordinal: first appearance order in the file */
-    qsort(offs, c->n_touched, 2 * sizeof *offs, cmp_u32);
+    sort_pairs(keys, keys + n, c->n_touched, c->n_terms ? (uint32_t)(c->n_terms - 1) : 0);
     if (r->n_dt + c->n_touched > *cap_dt) {
         size_t cap = *cap_dt ? *cap_dt : 1024;
         uint32_t *p;
         while (cap < r->n_dt + c->n_touched) cap *= 2;
         p = realloc(r->dt, cap * 2 * sizeof *p);
         if (p == NULL) {
-            free(offs);
+            free(keys);
             return CN_ENOMEM;
         }
         r->dt = p;
         *cap_dt = cap;
     }
-    if (c->n_touched) memcpy(r->dt + 2 * r->n_dt, offs, c->n_touched * 2 * sizeof *offs);
+    for (size_t k = 0; k < c->n_touched; k++) {
+        r->dt[2 * (r->n_dt + k)] = (uint32_t)(keys[k] >> 32);
+        r->dt[2 * (r->n_dt + k) + 1] = (uint32_t)keys[k];
+    }
     r->n_dt += c->n_touched;
     c->n_touched = 0;
-    free(offs);
+    free(keys);
     return 0;
 }
 
@@ -206,6 +246,7 @@ out:
     free(owner);
     free(line_start);
     free(c.offs);
+    free(c.lens);
     free(c.slots);
     free(c.count);
     free(c.touched);

@@ -3,20 +3,43 @@
 
 #include <stdbool.h>
 
-/* Byte classes.  SEP is '_' inside a word; OTHER is any byte >= 0x80. */
+/* Byte classes.  SEP is '_' inside a word; OTHER is any byte >= 0x80.
+ * A table rather than <ctype.h>: the result must not depend on the locale,
+ * or two machines would index the same text differently. */
 enum { C_NONE, C_SEP, C_UPPER, C_LOWER, C_DIGIT, C_OTHER };
 
-/* Comparisons rather than <ctype.h>: the result must not depend on the
- * locale, or two machines would index the same text differently. */
-static inline int byte_class(unsigned char c)
-{
-    if (c >= 'a' && c <= 'z') return C_LOWER;
-    if (c >= 'A' && c <= 'Z') return C_UPPER;
-    if (c >= '0' && c <= '9') return C_DIGIT;
-    if (c == '_') return C_SEP;
-    if (c >= 0x80) return C_OTHER;
-    return C_NONE;
-}
+#define N C_NONE
+#define S C_SEP
+#define U C_UPPER
+#define L C_LOWER
+#define D C_DIGIT
+#define O C_OTHER
+static const unsigned char byte_classes[256] = {
+    N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N,
+    N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N,
+    N, N, N, N, N, N, N, N, N, N, N, N, N, N, N, N,
+    D, D, D, D, D, D, D, D, D, D, N, N, N, N, N, N,
+    N, U, U, U, U, U, U, U, U, U, U, U, U, U, U, U,
+    U, U, U, U, U, U, U, U, U, U, U, N, N, N, N, S,
+    N, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L,
+    L, L, L, L, L, L, L, L, L, L, L, N, N, N, N, N,
+    O, O, O, O, O, O, O, O, O, O, O, O, O, O, O, O,
+    O, O, O, O, O, O, O, O, O, O, O, O, O, O, O, O,
+    O, O, O, O, O, O, O, O, O, O, O, O, O, O, O, O,
+    O, O, O, O, O, O, O, O, O, O, O, O, O, O, O, O,
+    O, O, O, O, O, O, O, O, O, O, O, O, O, O, O, O,
+    O, O, O, O, O, O, O, O, O, O, O, O, O, O, O, O,
+    O, O, O, O, O, O, O, O, O, O, O, O, O, O, O, O,
+    O, O, O, O, O, O, O, O, O, O, O, O, O, O, O, O,
+};
+#undef N
+#undef S
+#undef U
+#undef L
+#undef D
+#undef O
+
+static inline int byte_class(unsigned char c) { return byte_classes[c]; }
 
 /* Lowercases p[0, n) into a stack buffer (truncated to CN_TOKEN_MAX) and
  * calls fn. */
@@ -90,12 +113,47 @@ static int walk_parts(const unsigned char *w, size_t n, cn_token_fn fn, void *da
     return 0;
 }
 
+/* The parts of a word of at most CN_TOKEN_MAX bytes: its lowercased
+ * bytes are made once, each token is a slice of them. */
+static int short_word(const unsigned char *w, size_t n, cn_token_fn fn, void *data)
+{
+    char low[CN_TOKEN_MAX];
+    unsigned short start[CN_TOKEN_MAX], len[CN_TOKEN_MAX];
+    size_t count = 0, s0 = 0;
+    bool open = false;
+    int rc;
+
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = w[i];
+        low[i] = (char)(c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c);
+    }
+    if ((rc = fn(low, n, data)) != 0) return rc;
+    for (size_t i = 0; i <= n; i++) {
+        bool sep = i < n && byte_class(w[i]) == C_SEP;
+        if (open && (i == n || sep || part_boundary(w, n, i))) {
+            start[count] = (unsigned short)s0;
+            len[count++] = (unsigned short)(i - s0);
+            open = false;
+        }
+        if (i < n && !sep && !open) {
+            open = true;
+            s0 = i;
+        }
+    }
+    /* One part spanning the whole word would only repeat it. */
+    if (count == 0 || (count == 1 && len[0] == n)) return 0;
+    for (size_t k = 0; k < count; k++)
+        if ((rc = fn(low + start[k], len[k], data)) != 0) return rc;
+    return 0;
+}
+
 static int word(const unsigned char *w, size_t n, cn_token_fn fn, void *data)
 {
     size_t count, fs = 0, fl = 0;
-    int rc = emit(w, n, fn, data);
+    int rc;
 
-    if (rc != 0) return rc;
+    if (n <= CN_TOKEN_MAX) return short_word(w, n, fn, data);
+    if ((rc = emit(w, n, fn, data)) != 0) return rc;
     walk_parts(w, n, NULL, NULL, &count, &fs, &fl);
     /* One part spanning the whole word would only repeat it. */
     if (count == 0 || (count == 1 && fs == 0 && fl == n)) return 0;

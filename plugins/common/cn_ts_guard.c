@@ -325,6 +325,34 @@ static char *copy_of(char **copy, const char *src, size_t len)
     return *copy;
 }
 
+/* +1 for an opening bracket, -1 for a closing one. */
+static const signed char bracket_delta[256] = {
+    ['('] = 1, ['['] = 1, ['{'] = 1, [')'] = -1, [']'] = -1, ['}'] = -1,
+};
+
+/* Nothing nested deeper than max_depth?  One branch-free pass for the
+ * brackets and, for directives, a count of the lines starting with '#'
+ * (no deeper nesting than there are such lines): the common case, where
+ * cn_ts_blank_deep_nesting() has nothing to do, costs little. */
+static bool shallow(const char *src, size_t len, unsigned flags, size_t max_depth)
+{
+    if (flags & CN_TS_BLANK_BRACKETS) {
+        long depth = 0, deepest = 0;
+        for (size_t i = 0; i < len; i++) {
+            depth += bracket_delta[(unsigned char)src[i]];
+            depth &= ~(depth >> (sizeof depth * 8 - 1)); /* a stray closer: back to 0 */
+            deepest = depth > deepest ? depth : deepest;
+        }
+        if ((size_t)deepest > max_depth) return false;
+    }
+    if (flags & CN_TS_BLANK_DIRECTIVES) {
+        size_t hashes = 0;
+        for (const char *p = src, *end = src + len; p < end && (p = memchr(p, '#', (size_t)(end - p))) != NULL; p++)
+            if (++hashes > max_depth) return false;
+    }
+    return true;
+}
+
 char *cn_ts_blank_deep_nesting(const char *src, size_t len, unsigned flags, size_t max_depth, bool *failed)
 {
     size_t depth = 0, pdepth = 0;
@@ -332,6 +360,7 @@ char *cn_ts_blank_deep_nesting(const char *src, size_t len, unsigned flags, size
 
     *failed = false;
     if (max_depth == 0) max_depth = CN_TS_MAX_NESTING;
+    if (shallow(src, len, flags, max_depth)) return NULL;
     for (size_t i = 0; i < len; i++) {
         char ch = src[i];
         if ((flags & CN_TS_BLANK_DIRECTIVES) && (i == 0 || src[i - 1] == '\n')) {
