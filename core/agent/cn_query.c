@@ -138,7 +138,7 @@ static int run_offline(const cn_query_opts *o, cn_registry *reg, const char *que
     po.without = o->planner_without;
     memset(&plan, 0, sizeof plan);
     if ((rc = cn_planner_run(reg, question, &po, &plan)) < 0) {
-        cn_plan_free(&plan);   /* what was tried, kept for callers that want it */
+        cn_plan_free(&plan);   /* the steps the planner took before it failed */
         return rc;
     }
     json_object_object_add(out, "mode", json_object_new_string("offline"));

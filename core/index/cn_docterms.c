@@ -21,6 +21,8 @@ typedef struct dt_ctx {
     uint32_t *touched;        /* slot indices used by this doc */
     size_t n_touched, cap_touched;
     size_t cap_count;
+    uint64_t *keys;           /* flush_doc's sort buffer: 2 * cap_keys */
+    size_t cap_keys;
     int oom;
 } dt_ctx;
 
@@ -146,24 +148,27 @@ static int flush_doc(dt_ctx *c, size_t *cap_dt)
 {
     cn_file_rec *r = c->r;
     size_t n = c->n_touched ? c->n_touched : 1;
-    uint64_t *keys = malloc(2 * n * sizeof *keys);
-    if (keys == NULL) return CN_ENOMEM;
+    uint64_t *keys;
+    if (n > c->cap_keys) {
+        size_t cap = c->cap_keys * 2 > n ? c->cap_keys * 2 : n;
+        if ((keys = realloc(c->keys, 2 * cap * sizeof *keys)) == NULL) return CN_ENOMEM;
+        c->keys = keys;
+        c->cap_keys = cap;
+    }
+    keys = c->keys;
     for (size_t k = 0; k < c->n_touched; k++) {
         uint64_t ordinal = c->slots[c->touched[k]] - 1;
         keys[k] = ordinal << 32 | c->count[c->touched[k]];
         c->count[c->touched[k]] = 0;
     }
     /* pairs sorted by term ordinal: first appearance order in the file */
-    sort_pairs(keys, keys + n, c->n_touched, c->n_terms ? (uint32_t)(c->n_terms - 1) : 0);
+    sort_pairs(keys, keys + c->cap_keys, c->n_touched, c->n_terms ? (uint32_t)(c->n_terms - 1) : 0);
     if (r->n_dt + c->n_touched > *cap_dt) {
         size_t cap = *cap_dt ? *cap_dt : 1024;
         uint32_t *p;
         while (cap < r->n_dt + c->n_touched) cap *= 2;
         p = realloc(r->dt, cap * 2 * sizeof *p);
-        if (p == NULL) {
-            free(keys);
-            return CN_ENOMEM;
-        }
+        if (p == NULL) return CN_ENOMEM;
         r->dt = p;
         *cap_dt = cap;
     }
@@ -173,7 +178,6 @@ static int flush_doc(dt_ctx *c, size_t *cap_dt)
     }
     r->n_dt += c->n_touched;
     c->n_touched = 0;
-    free(keys);
     return 0;
 }
 
@@ -247,6 +251,7 @@ out:
     free(line_start);
     free(c.offs);
     free(c.lens);
+    free(c.keys);
     free(c.slots);
     free(c.count);
     free(c.touched);

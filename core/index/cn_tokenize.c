@@ -41,6 +41,15 @@ static const unsigned char byte_classes[256] = {
 
 static inline int byte_class(unsigned char c) { return byte_classes[c]; }
 
+/* ASCII-lowercases p[0, n) into out. */
+static inline void lower_into(char *out, const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = p[i];
+        out[i] = (char)(c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c);
+    }
+}
+
 /* Lowercases p[0, n) into a stack buffer (truncated to CN_TOKEN_MAX) and
  * calls fn. */
 static int emit(const unsigned char *p, size_t n, cn_token_fn fn, void *data)
@@ -61,10 +70,7 @@ static int emit(const unsigned char *p, size_t n, cn_token_fn fn, void *data)
         if ((p[cut] & 0xC0) == 0x80) cut = CN_TOKEN_MAX;
         n = cut;
     }
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = p[i];
-        buf[i] = (char)(c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c);
-    }
+    lower_into(buf, p, n);
     return fn(buf, n, data);
 }
 
@@ -82,8 +88,9 @@ static inline bool part_boundary(const unsigned char *w, size_t n, size_t i)
 }
 
 /* Walks the parts of word w[0, n).  With fn == NULL only counts them and
- * reports the first one's extent; otherwise emits each. */
-static int walk_parts(const unsigned char *w, size_t n, cn_token_fn fn, void *data,
+ * reports the first one's extent; otherwise emits each: as slices of
+ * `low`, w already lowercased, when given (then n <= CN_TOKEN_MAX). */
+static int walk_parts(const unsigned char *w, size_t n, const char *low, cn_token_fn fn, void *data,
                       size_t *count, size_t *first_start, size_t *first_len)
 {
     size_t start = 0, i = 0;
@@ -100,7 +107,7 @@ static int walk_parts(const unsigned char *w, size_t n, cn_token_fn fn, void *da
             }
             (*count)++;
             if (fn != NULL) {
-                int rc = emit(w + start, i - start, fn, data);
+                int rc = low ? fn(low + start, i - start, data) : emit(w + start, i - start, fn, data);
                 if (rc != 0) return rc;
             }
             open = false;
@@ -113,51 +120,27 @@ static int walk_parts(const unsigned char *w, size_t n, cn_token_fn fn, void *da
     return 0;
 }
 
-/* The parts of a word of at most CN_TOKEN_MAX bytes: its lowercased
- * bytes are made once, each token is a slice of them. */
-static int short_word(const unsigned char *w, size_t n, cn_token_fn fn, void *data)
-{
-    char low[CN_TOKEN_MAX];
-    unsigned short start[CN_TOKEN_MAX], len[CN_TOKEN_MAX];
-    size_t count = 0, s0 = 0;
-    bool open = false;
-    int rc;
-
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = w[i];
-        low[i] = (char)(c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c);
-    }
-    if ((rc = fn(low, n, data)) != 0) return rc;
-    for (size_t i = 0; i <= n; i++) {
-        bool sep = i < n && byte_class(w[i]) == C_SEP;
-        if (open && (i == n || sep || part_boundary(w, n, i))) {
-            start[count] = (unsigned short)s0;
-            len[count++] = (unsigned short)(i - s0);
-            open = false;
-        }
-        if (i < n && !sep && !open) {
-            open = true;
-            s0 = i;
-        }
-    }
-    /* One part spanning the whole word would only repeat it. */
-    if (count == 0 || (count == 1 && len[0] == n)) return 0;
-    for (size_t k = 0; k < count; k++)
-        if ((rc = fn(low + start[k], len[k], data)) != 0) return rc;
-    return 0;
-}
-
+/* A word, then its parts.  A word of at most CN_TOKEN_MAX bytes is
+ * lowercased once, its parts being slices of that. */
 static int word(const unsigned char *w, size_t n, cn_token_fn fn, void *data)
 {
+    char low[CN_TOKEN_MAX];
+    const char *lw = NULL;
     size_t count, fs = 0, fl = 0;
     int rc;
 
-    if (n <= CN_TOKEN_MAX) return short_word(w, n, fn, data);
-    if ((rc = emit(w, n, fn, data)) != 0) return rc;
-    walk_parts(w, n, NULL, NULL, &count, &fs, &fl);
+    if (n <= CN_TOKEN_MAX) {
+        lower_into(low, w, n);
+        lw = low;
+        rc = fn(low, n, data);
+    } else {
+        rc = emit(w, n, fn, data);
+    }
+    if (rc != 0) return rc;
+    walk_parts(w, n, NULL, NULL, NULL, &count, &fs, &fl);
     /* One part spanning the whole word would only repeat it. */
     if (count == 0 || (count == 1 && fs == 0 && fl == n)) return 0;
-    return walk_parts(w, n, fn, data, &count, &fs, &fl);
+    return walk_parts(w, n, lw, fn, data, &count, &fs, &fl);
 }
 
 int cn_tokenize(const char *text, size_t len, cn_token_fn fn, void *data)

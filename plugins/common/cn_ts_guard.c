@@ -114,48 +114,44 @@ static quiet_language quiet_table[QUIET_MAX];
 static size_t quiet_count;
 static pthread_mutex_t quiet_mutex = PTHREAD_MUTEX_INITIALIZER;
 
-/* The guarded parse running on this thread. */
+/* The guarded parse running on this thread.  A parser has the copy only
+ * inside cn_ts_parse_guarded(), so the copy's lexing functions run only
+ * there, with both set. */
 static _Thread_local struct {
     TSParser *parser;
     const TSLanguage *orig;
 } quiet_now;
 
+static TSLogger mute(void)
+{
+    TSLogger saved = ts_parser_logger(quiet_now.parser);
+    ts_parser_set_logger(quiet_now.parser, (TSLogger){NULL, NULL});
+    return saved;
+}
+
+static void unmute(TSLogger saved) { ts_parser_set_logger(quiet_now.parser, saved); }
+
 static bool quiet_lex(TSLexer *lexer, TSStateId state)
 {
-    TSParser *p = quiet_now.parser;
-    TSLogger saved;
-    bool r;
-    if (p == NULL) return quiet_now.orig->lex_fn(lexer, state);
-    saved = ts_parser_logger(p);
-    ts_parser_set_logger(p, (TSLogger){NULL, NULL});
-    r = quiet_now.orig->lex_fn(lexer, state);
-    ts_parser_set_logger(p, saved);
+    TSLogger saved = mute();
+    bool r = quiet_now.orig->lex_fn(lexer, state);
+    unmute(saved);
     return r;
 }
 
 static bool quiet_keyword_lex(TSLexer *lexer, TSStateId state)
 {
-    TSParser *p = quiet_now.parser;
-    TSLogger saved;
-    bool r;
-    if (p == NULL) return quiet_now.orig->keyword_lex_fn(lexer, state);
-    saved = ts_parser_logger(p);
-    ts_parser_set_logger(p, (TSLogger){NULL, NULL});
-    r = quiet_now.orig->keyword_lex_fn(lexer, state);
-    ts_parser_set_logger(p, saved);
+    TSLogger saved = mute();
+    bool r = quiet_now.orig->keyword_lex_fn(lexer, state);
+    unmute(saved);
     return r;
 }
 
 static bool quiet_scan(void *payload, TSLexer *lexer, const bool *valid)
 {
-    TSParser *p = quiet_now.parser;
-    TSLogger saved;
-    bool r;
-    if (p == NULL) return quiet_now.orig->external_scanner.scan(payload, lexer, valid);
-    saved = ts_parser_logger(p);
-    ts_parser_set_logger(p, (TSLogger){NULL, NULL});
-    r = quiet_now.orig->external_scanner.scan(payload, lexer, valid);
-    ts_parser_set_logger(p, saved);
+    TSLogger saved = mute();
+    bool r = quiet_now.orig->external_scanner.scan(payload, lexer, valid);
+    unmute(saved);
     return r;
 }
 
@@ -282,6 +278,7 @@ TSTree *cn_ts_parse_guarded(TSParser *parser, const char *src, uint32_t len, con
         if (quiet != NULL) {
             /* the tree keeps the copy, which outlives it */
             quiet_now.parser = NULL;
+            quiet_now.orig = NULL;
             ts_parser_set_language(parser, lang);
         }
         if (tree != NULL && len < r.parsed_len) {
@@ -331,9 +328,9 @@ static const signed char bracket_delta[256] = {
 };
 
 /* Nothing nested deeper than max_depth?  One branch-free pass for the
- * brackets and, for directives, a count of the lines starting with '#'
- * (no deeper nesting than there are such lines): the common case, where
- * cn_ts_blank_deep_nesting() has nothing to do, costs little. */
+ * brackets and, for directives, a count of the '#' bytes (each directive
+ * line has one, so nesting cannot go deeper than there are): the common
+ * case, where cn_ts_blank_deep_nesting() has nothing to do, costs little. */
 static bool shallow(const char *src, size_t len, unsigned flags, size_t max_depth)
 {
     if (flags & CN_TS_BLANK_BRACKETS) {

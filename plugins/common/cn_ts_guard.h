@@ -17,12 +17,13 @@
  *    gets too high, cancels the parse and parses again only the input up
  *    to the last position where it was small.
  *
- * The blanking is one pass over the bytes that allocates nothing unless
- * something is blanked.  The guard only watches inputs of at least
- * opts->min_bytes (64 KiB by default), but there it costs: tree-sitter
- * formats a log line for every character lexed and every parse action,
- * which makes such a parse two to three times slower; an input too sparse
- * in tokens to get there (cn_ts_token_bound) is parsed unguarded.  Its bound is
+ * The blanking is a quick pre-scan, then one pass over the bytes that
+ * allocates nothing unless something is blanked.  The guard only watches
+ * inputs of at least opts->min_bytes (64 KiB by default), but there it
+ * costs: tree-sitter formats a log line for every parse action (the lexer's
+ * lines, one per character, are switched off while the grammar lexes),
+ * which makes such a parse about twice as slow; an input too sparse in
+ * tokens to get there (cn_ts_token_bound) is parsed unguarded.  Its bound is
  * loose on files with many small, unrelated syntax errors (48,801 for the
  * 13,000 lines of GL/glext.h parsed as C, whose widest node has 1,280
  * children), so such a file can be cut although it would not crash.
@@ -46,7 +47,7 @@
 /* An ERROR node needs 65,536 children to overflow, and every child that
  * error recovery keeps covers at least one byte of input: a shorter input
  * cannot get there, and the guard's cost (tree-sitter formats a log line
- * per lexed character once a logger is set) is paid only by files this
+ * per parse action once a logger is set) is paid only by files this
  * large. */
 #define CN_TS_GUARD_MIN_BYTES 65536u
 #define CN_TS_GUARD_HIGH 30000L      /* bound at which a parse is canceled */

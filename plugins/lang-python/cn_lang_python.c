@@ -530,6 +530,18 @@ static bool scope_binds(py_state *st, const char *p, size_t len, const name_set 
 /* ------------------------------------------------------------------ */
 /* Emission                                                            */
 
+/* The sink failed with rc: the parse stops with it, and with the sink's own
+ * message if it left one.  Returns rc. */
+static int sink_refused(py_state *st, int rc, const char *what)
+{
+    st->rc = rc;
+    if (st->err != NULL && st->err->code == 0) {
+        st->err->code = rc;
+        snprintf(st->err->message, sizeof st->err->message, "lang-python: sink refused %s", what);
+    }
+    return rc;
+}
+
 /* Copies s into the pending text; returns its offset, or SIZE_MAX when out
  * of memory. */
 static size_t qtext_add(py_state *st, const char *s)
@@ -608,13 +620,7 @@ static int flush_refs(py_state *st)
         r.line = q->line;
         r.column = q->column;
         int rc = st->sink->ref(st->sink->data, &r);
-        if (rc < 0) {
-            st->rc = rc;
-            if (st->err != NULL && st->err->code == 0) {
-                st->err->code = rc;
-                snprintf(st->err->message, sizeof st->err->message, "lang-python: sink refused a reference");
-            }
-        }
+        if (rc < 0) sink_refused(st, rc, "a reference");
     }
     discard_refs(st);
     return st->rc;
@@ -635,14 +641,7 @@ static int emit_node(py_state *st, int kind, const char *name, uint32_t start, u
     n.parent = current_from(st);
     n.flags = flags;
     int rc = st->sink->node(st->sink->data, &n);
-    if (rc < 0) {
-        st->rc = rc;
-        if (st->err != NULL && st->err->code == 0) {
-            st->err->code = rc;
-            snprintf(st->err->message, sizeof st->err->message, "lang-python: sink refused a node");
-        }
-        return rc;
-    }
+    if (rc < 0) return sink_refused(st, rc, "a node");
     *index = rc;
     return 0;
 }
