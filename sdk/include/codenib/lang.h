@@ -88,9 +88,12 @@ typedef struct cn_lang_ref {
     uint32_t column;          /* 0-based byte column of the use site */
 } cn_lang_ref;
 
-/* Where a backend sends what it finds, in source order.  node() returns
- * the index of the new node (>= 0), to be used as `parent` and `from`, or
- * a negative code to stop (the parse then fails with that code). */
+/* Where a backend sends what it finds: the nodes in source order, and the
+ * references in source order, a reference after the node it is `from`
+ * (how the two interleave is up to the backend: the Python one sends a
+ * top-level statement's references after its nodes).  node() returns the
+ * index of the new node (>= 0), to be used as `parent` and `from`, or a
+ * negative code to stop (the parse then fails with that code). */
 typedef struct cn_lang_sink {
     uint32_t struct_size;
     void *data;
