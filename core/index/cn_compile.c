@@ -327,18 +327,17 @@ static long long file_size(const char *dir, const char *name)
 
 /* ---- BM25 --------------------------------------------------------------- */
 
-/* The documents' terms were counted by the parse workers (or kept from the
- * previous build): only the merge into one index is left here.  With the
- * previous build's index and records (prev, prev_dir), the documents of
- * unchanged files are taken from its postings and only the others are
- * added: the same bytes, without interning every file's terms again. */
+/* The parsed files' terms were counted by the parse workers: only the
+ * merge into one index is left here.  The documents of unchanged files are
+ * taken from the previous index's postings and only the others are added:
+ * the same bytes, without interning every file's terms again. */
 static int add_file_terms(cn_bm25_builder *bld, const cn_file_rec *r, uint32_t base, uint32_t **handles,
                           size_t *cap_handles)
 {
     size_t n_terms = 0;
     int rc = 0;
     if (r->doc_off == NULL)
-        return cn_error_set(CN_ECORRUPT, "%s: no BM25 terms in its parse record; compile with --rebuild", r->path);
+        return cn_error_set(CN_ECORRUPT, "%s: no BM25 terms in its parse record (compile with --rebuild)", r->path);
     /* intern each distinct term of the file once */
     for (size_t off = 0; off < r->terms.len && rc == 0; n_terms++) {
         const char *t = r->terms.data + off;
@@ -383,30 +382,50 @@ static int build_bm25_with(const cn_compile_opts *o, const cn_file_rec *recs, si
     return rc;
 }
 
+/* With the previous build's records and BM25 index (opened before parsing
+ * by prev_bm25: the records hold no terms, so a file is reused only when
+ * its documents can come from there), the unchanged files' documents are
+ * taken from the old postings.  Only when no file was reused is the index
+ * built from the parsed terms alone. */
 static int build_bm25(const cn_compile_opts *o, const cn_file_rec *recs, size_t n, uint32_t n_nodes,
-                      const char *path, const cn_records *prev, const char *prev_dir, bool *merged)
+                      const char *path, const cn_records *prev, const cn_bm25 *old, bool *merged)
 {
     uint32_t *remap = NULL, n_old = 0, kept = 0;
     bool *from_old = calloc(n ? n : 1, sizeof *from_old);
-    cn_bm25 *old = NULL;
-    char *old_path = prev && prev_dir ? cn_path_join(prev_dir, CN_BM25_INDEX_FILE) : NULL;
-    int rc = CN_ENOTFOUND;
+    int rc;
 
-    if (old_path != NULL && from_old != NULL && cn_records_doc_map(prev, recs, n, &remap, &n_old, from_old, &kept) == 0 &&
-        kept > 0 && cn_bm25_open(old_path, &old) == 0 && cn_bm25_doc_count(old) == n_old) {
+    if (from_old == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
+    if (old != NULL && prev != NULL && (rc = cn_records_doc_map(prev, recs, n, &remap, &n_old, from_old, &kept)) < 0)
+        goto out;
+    if (kept > 0) {
         rc = build_bm25_with(o, recs, n, n_nodes, path, remap, from_old, old);
-        if (rc == CN_EINVAL || rc == CN_ECORRUPT) rc = CN_ENOTFOUND;   /* the old index does not fit: in full */
+        if (rc == CN_EINVAL || rc == CN_ECORRUPT)   /* checked on open: a codenib bug, or a file changed under it */
+            rc = cn_error_prefix("the previous BM25 index does not fit this build (compile with --rebuild)");
         *merged = rc == 0;
-    }
-    cn_bm25_close(old);
-    if (rc == CN_ENOTFOUND) {
-        cn_error_clear();
+    } else {
         rc = build_bm25_with(o, recs, n, n_nodes, path, NULL, NULL, NULL);
     }
+out:
     free(from_old);
     free(remap);
-    free(old_path);
     return rc;
+}
+
+/* The previous build's BM25 index, when it can give this build the
+ * documents of unchanged files: readable, and numbering as many documents
+ * as the previous records do.  NULL otherwise (no file is reused then). */
+static cn_bm25 *prev_bm25(const cn_records *prev, const char *prev_dir)
+{
+    char *p = cn_path_join(prev_dir, CN_BM25_INDEX_FILE);
+    cn_bm25 *old = NULL;
+    if (p == NULL || cn_bm25_open(p, &old) < 0 || cn_bm25_doc_count(old) != cn_records_doc_count(prev) ||
+        cn_bm25_k1(old) != CN_BM25_DEFAULT_K1 || cn_bm25_b(old) != CN_BM25_DEFAULT_B) {
+        cn_bm25_close(old);
+        old = NULL;
+    }
+    cn_error_clear();
+    free(p);
+    return old;
 }
 
 /* ---- incremental lookup ------------------------------------------------- */
@@ -634,22 +653,15 @@ static void *graph_thread(void *data)
  * ones with the signature they had (their references to others'
  * definitions may have changed, not the definitions), and the same
  * resolution rules and codenib.  Returns the files to keep, or NULL. */
-static bool *graph_reuse_plan(const cn_file_rec *recs, size_t n, const cn_records *prev, const char *prev_dir)
+static bool *graph_reuse_plan(const cn_file_rec *recs, size_t n, const cn_records *prev, json_object *manifest)
 {
-    char *mpath = cn_path_join(prev_dir, CN_MANIFEST_FILE), *text = NULL;
-    json_object *m = NULL, *v = NULL;
-    bool *keep = NULL, fits = false;
+    json_object *idx = NULL, *g = NULL, *v = NULL;
+    bool *keep = NULL;
     size_t k = 0, kept = 0;
 
-    if (mpath && cn_file_read(mpath, 1 << 20, &text, NULL) == 0 && cn_json_parse(text, mpath, &m) == 0) {
-        json_object *b = NULL, *idx = NULL, *g = NULL;
-        fits = json_object_object_get_ex(m, "builder", &b) && json_object_object_get_ex(b, "version", &v) &&
-               strcmp(json_object_get_string(v), CN_VERSION_STRING) == 0 &&
-               json_object_object_get_ex(m, "indexes", &idx) && json_object_object_get_ex(idx, "graph", &g) &&
-               json_object_object_get_ex(g, "resolver", &v) && json_object_get_int(v) == CN_GRAPH_RESOLVER;
-    }
-    cn_error_clear();
-    if (fits) keep = calloc(n ? n : 1, sizeof *keep);
+    if (json_object_object_get_ex(manifest, "indexes", &idx) && json_object_object_get_ex(idx, "graph", &g) &&
+        json_object_object_get_ex(g, "resolver", &v) && json_object_get_int(v) == CN_GRAPH_RESOLVER)
+        keep = calloc(n ? n : 1, sizeof *keep);
     for (size_t i = 0; keep != NULL && i < n; i++) {
         const cn_file_rec *r = &recs[i], *o;
         if (r->status != CN_REC_PARSED) continue;
@@ -666,10 +678,26 @@ static bool *graph_reuse_plan(const cn_file_rec *recs, size_t n, const cn_record
         free(keep);
         keep = NULL;
     }
-    json_object_put(m);
+    return keep;
+}
+
+/* The previous build's manifest, when that build was made by this very
+ * codenib (another may have tokenized, resolved or recorded otherwise:
+ * then nothing of it is reused); NULL otherwise. */
+static json_object *prev_manifest(const char *prev_dir)
+{
+    char *mpath = cn_path_join(prev_dir, CN_MANIFEST_FILE), *text = NULL;
+    json_object *m = NULL, *b = NULL, *v = NULL;
+    if (mpath && cn_file_read(mpath, 1 << 20, &text, NULL) == 0 && cn_json_parse(text, mpath, &m) == 0 &&
+        !(json_object_object_get_ex(m, "builder", &b) && json_object_object_get_ex(b, "version", &v) &&
+          strcmp(json_object_get_string(v), CN_VERSION_STRING) == 0)) {
+        json_object_put(m);
+        m = NULL;
+    }
+    cn_error_clear();
     free(text);
     free(mpath);
-    return keep;
+    return m;
 }
 
 static atomic_uint generation_seq;
@@ -684,6 +712,8 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
     size_t n = 0;
     cn_file_rec *recs = NULL;
     cn_records *prev = NULL;
+    cn_bm25 *prev_index = NULL;
+    json_object *prev_m = NULL;
     cn_graph_stats graph_stats;
     graph_job gj;
     pthread_t graph_tid;
@@ -758,12 +788,17 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
         rc = cn_error_set(CN_ENOMEM, "out of memory");
         goto out;
     }
-    if (!o->rebuild && cn_cache_current(cache, &prev_dir) == 0) {
+    if (!o->rebuild && cn_cache_current(cache, &prev_dir) == 0 && (prev_m = prev_manifest(prev_dir)) != NULL) {
         char *p = cn_path_join(prev_dir, CN_RECORDS_FILE);
         /* A previous build that cannot be read is not an error: parse all. */
         if (p == NULL || cn_records_open(p, &langs, &prev) < 0) prev = NULL;
         free(p);
         cn_error_clear();
+        /* unchanged files' BM25 documents come from the previous index */
+        if (prev != NULL && wants(o, "bm25") && (prev_index = prev_bm25(prev, prev_dir)) == NULL) {
+            cn_records_close(prev);
+            prev = NULL;
+        }
     }
     {
         cn_parse_opts po;
@@ -808,7 +843,7 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
             rc = cn_error_set(CN_ENOMEM, "out of memory");
             goto out;
         }
-        if (prev != NULL && prev_dir != NULL && !o->rebuild && (gj.keep = graph_reuse_plan(recs, n, prev, prev_dir)) != NULL &&
+        if (prev != NULL && (gj.keep = graph_reuse_plan(recs, n, prev, prev_m)) != NULL &&
             (gj.prev_path = cn_path_join(prev_dir, CN_GRAPH_FILE)) == NULL) {
             rc = cn_error_set(CN_ENOMEM, "out of memory");
             goto out;
@@ -831,7 +866,7 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
     mark(res, &tm, CN_STAGE_NODES);
     if (wants(o, "bm25")) {
         char *p = cn_path_join(tmp_dir, CN_BM25_INDEX_FILE);
-        rc = p ? build_bm25(o, recs, n, res->n_nodes, p, o->rebuild ? NULL : prev, prev_dir, &res->bm25_updated)
+        rc = p ? build_bm25(o, recs, n, res->n_nodes, p, prev, prev_index, &res->bm25_updated)
                : cn_error_set(CN_ENOMEM, "out of memory");
         free(p);
         if (rc < 0) goto out;
@@ -881,6 +916,8 @@ out:
     if (recs)
         for (size_t i = 0; i < n; i++) cn_file_rec_clear(&recs[i]);
     free(recs);
+    cn_bm25_close(prev_index);
+    json_object_put(prev_m);
     cn_records_close(prev);
     cn_walk_free(files, n);
     cn_langs_free(&langs);

@@ -1,21 +1,20 @@
 /* Parse records store (see cn_records.h).
  *
- * Sections of "CNRECS\0\0" version 4 (all little-endian u32/u64):
+ * Sections of "CNRECS\0\0" version 5 (all little-endian u32/u64):
  *   1 FILES   per file 96 bytes: path, language, version (STRTAB offsets),
  *             n_lines, hash(u64), size(u64), first node, node count,
- *             first ref, ref count, pool offset, pool length, flags, BM25
- *             terms offset and length, first pair, pair count, first
- *             document offset; then the stamp: mtime, ctime (ns), inode,
- *             device (u64 each)
+ *             first ref, ref count, pool offset, pool length, flags, zero;
+ *             then the stamp: mtime, ctime (ns), inode, device (u64 each)
  *   2 NODES   per node 28 bytes: kind, flags, start, end, parent, name, qualname
  *   3 REFS    per ref 24 bytes: kind, from, line, column, name, target
  *   4 POOLS   the files' string pools, concatenated
  *   5 STRTAB  NUL-terminated strings
- *   6 TERMS   the files' BM25 term pools, concatenated
- *   7 DT      u32 pairs (term ordinal within the file's pool, count)
- *   8 DOCOFF  per file n_nodes + 2 u32: its documents' ranges within its pairs
- *   9 META    u64 when the build began listing files (ns since the epoch)
- * Files are sorted by path (the walk's order). */
+ *   6 META    u64 when the build began listing files (ns since the epoch)
+ * Files are sorted by path (the walk's order).
+ *
+ * The files' BM25 terms are not kept here: the build's bm25.bin holds the
+ * same counts, and the next build takes an unchanged file's documents from
+ * it (a build without a usable one re-parses every file). */
 #include "cn_records.h"
 
 #include <stdlib.h>
@@ -25,16 +24,14 @@
 #include "cn_idxfile.h"
 
 #define RECS_MAGIC "CNRECS\0\0"
-#define RECS_VERSION 4
+#define RECS_VERSION 5
 
-enum { S_FILES = 1, S_NODES = 2, S_REFS = 3, S_POOLS = 4, S_STRTAB = 5, S_TERMS = 6, S_DT = 7,
-       S_DOCOFF = 8, S_META = 9 };
+enum { S_FILES = 1, S_NODES = 2, S_REFS = 3, S_POOLS = 4, S_STRTAB = 5, S_META = 6 };
 
 typedef struct file_disk {
     uint32_t path, language, version, n_lines;
     uint64_t hash, size;
-    uint32_t node0, n_nodes, ref0, n_refs, pool_off, pool_len, flags, terms_off;
-    uint32_t terms_len, dt0, n_dt, docoff0;
+    uint32_t node0, n_nodes, ref0, n_refs, pool_off, pool_len, flags, zero;
     uint64_t mtime_ns, ctime_ns, ino, dev;
 } file_disk;
 
@@ -74,12 +71,11 @@ static uint32_t st_add(cn_buf *b, const char *s)
 int cn_records_write(const cn_file_rec *recs, size_t n, const cn_langs *langs, uint64_t started_ns,
                      const char *path)
 {
-    size_t nf = 0, nn = 0, nr = 0, np = 0, nt = 0, nd = 0, no = 0;
+    size_t nf = 0, nn = 0, nr = 0, np = 0;
     file_disk *files = NULL;
     node_disk *nodes = NULL;
     ref_disk *refs = NULL;
-    char *pools = NULL, *terms = NULL;
-    uint32_t *dt = NULL, *docoff = NULL;
+    char *pools = NULL;
     cn_buf st = CN_BUF_INIT;
     cn_idx_writer *w = NULL;
     int rc;
@@ -92,28 +88,19 @@ int cn_records_write(const cn_file_rec *recs, size_t n, const cn_langs *langs, u
         nn += r->n_nodes;
         nr += r->n_refs;
         np += r->pool.len;
-        if (r->doc_off != NULL) {
-            nt += r->terms.len;
-            nd += r->n_dt;
-            no += r->n_nodes + 2;
-        }
     }
-    if (nn > UINT32_MAX || nr > UINT32_MAX || np > UINT32_MAX || nt > UINT32_MAX || nd > UINT32_MAX / 2 ||
-        no > UINT32_MAX)
+    if (nn > UINT32_MAX || nr > UINT32_MAX || np > UINT32_MAX)
         return cn_error_set(CN_EINVAL, "%s: too many parse records to write", path);
     files = calloc(nf ? nf : 1, sizeof *files);
     nodes = malloc((nn ? nn : 1) * sizeof *nodes);
     refs = malloc((nr ? nr : 1) * sizeof *refs);
     pools = malloc(np ? np : 1);
-    terms = malloc(nt ? nt : 1);
-    dt = malloc((nd ? nd : 1) * 2 * sizeof *dt);
-    docoff = malloc((no ? no : 1) * sizeof *docoff);
-    if (!files || !nodes || !refs || !pools || !terms || !dt || !docoff) {
+    if (!files || !nodes || !refs || !pools) {
         rc = cn_error_set(CN_ENOMEM, "out of memory writing %s", path);
         goto out;
     }
     st_add(&st, "");
-    nf = nn = nr = np = nt = nd = no = 0;
+    nf = nn = nr = np = 0;
     for (size_t i = 0; i < n; i++) {
         const cn_file_rec *r = &recs[i];
         file_disk *f = &files[nf];
@@ -135,20 +122,6 @@ int cn_records_write(const cn_file_rec *recs, size_t n, const cn_langs *langs, u
         f->ctime_ns = r->stamp.ctime_ns;
         f->ino = r->stamp.ino;
         f->dev = r->stamp.dev;
-        if (r->doc_off != NULL) {
-            f->flags |= 2u;  /* has BM25 terms */
-            f->terms_off = (uint32_t)nt;
-            f->terms_len = (uint32_t)r->terms.len;
-            f->dt0 = (uint32_t)nd;
-            f->n_dt = (uint32_t)r->n_dt;
-            f->docoff0 = (uint32_t)no;
-            if (r->terms.len) memcpy(terms + nt, r->terms.data, r->terms.len);
-            if (r->n_dt) memcpy(dt + 2 * nd, r->dt, r->n_dt * 2 * sizeof *dt);
-            memcpy(docoff + no, r->doc_off, (r->n_nodes + 2) * sizeof *docoff);
-            nt += r->terms.len;
-            nd += r->n_dt;
-            no += r->n_nodes + 2;
-        }
         for (size_t k = 0; k < r->n_nodes; k++) {
             const cn_rec_node *x = &r->nodes[k];
             nodes[nn++] = (node_disk){x->kind, x->flags, x->start_line, x->end_line, x->parent, x->name, x->qualname};
@@ -176,12 +149,6 @@ int cn_records_write(const cn_file_rec *recs, size_t n, const cn_langs *langs, u
     if (rc == 0) rc = cn_idx_writer_add_owned(w, S_POOLS, pools, np);
     pools = NULL;
     if (rc == 0) rc = cn_idx_writer_add(w, S_STRTAB, st.data, st.len);
-    if (rc == 0) rc = cn_idx_writer_add_owned(w, S_TERMS, terms, nt);
-    terms = NULL;
-    if (rc == 0) rc = cn_idx_writer_add_owned(w, S_DT, dt, nd * 2 * sizeof *dt);
-    dt = NULL;
-    if (rc == 0) rc = cn_idx_writer_add_owned(w, S_DOCOFF, docoff, no * sizeof *docoff);
-    docoff = NULL;
     if (rc == 0) rc = cn_idx_writer_add(w, S_META, &started_ns, sizeof started_ns);
     if (rc == 0) rc = cn_idx_writer_write(w, path);
 out:
@@ -190,9 +157,6 @@ out:
     free(nodes);
     free(refs);
     free(pools);
-    free(terms);
-    free(dt);
-    free(docoff);
     cn_buf_free(&st);
     return rc;
 }
@@ -208,10 +172,9 @@ int cn_records_open(const char *path, const cn_langs *langs, cn_records **out)
     const file_disk *files;
     const node_disk *nodes;
     const ref_disk *refs;
-    const char *pools, *st, *terms;
-    const uint32_t *dtp, *docoff;
+    const char *pools, *st;
     const uint64_t *meta;
-    size_t fsz, nsz, rsz, psz, ssz, tsz, dsz, osz, msz, n;
+    size_t fsz, nsz, rsz, psz, ssz, msz, n;
     cn_records *r = NULL;
     int rc;
 
@@ -222,9 +185,6 @@ int cn_records_open(const char *path, const cn_langs *langs, cn_records **out)
     refs = cn_idx_section(f, S_REFS, sizeof *refs, &rsz);
     pools = cn_idx_section(f, S_POOLS, 0, &psz);
     st = cn_idx_section(f, S_STRTAB, 0, &ssz);
-    terms = cn_idx_section(f, S_TERMS, 0, &tsz);
-    dtp = cn_idx_section(f, S_DT, 8, &dsz);
-    docoff = cn_idx_section(f, S_DOCOFF, 4, &osz);
     meta = cn_idx_section(f, S_META, 8, &msz);
     if ((fsz && !files) || st == NULL || ssz == 0 || st[ssz - 1] != '\0') {
         rc = bad(path, "missing sections");
@@ -289,38 +249,6 @@ int cn_records_open(const char *path, const cn_langs *langs, cn_records **out)
                 goto fail;
             }
             x->refs[k] = (cn_rec_ref){(uint8_t)y->kind, y->from, y->line, y->column, y->name, y->target};
-        }
-        if (d->flags & 2u) {
-            size_t n_off = (size_t)d->n_nodes + 2;
-            if ((uint64_t)d->terms_off + d->terms_len > tsz || (uint64_t)d->dt0 + d->n_dt > dsz / 8 ||
-                (uint64_t)d->docoff0 + n_off > osz / 4 || (d->terms_len && terms[d->terms_off + d->terms_len - 1] != '\0')) {
-                rc = bad(path, "BM25 terms out of bounds");
-                goto fail;
-            }
-            x->doc_off = malloc(n_off * sizeof *x->doc_off);
-            x->dt = malloc((d->n_dt ? d->n_dt : 1) * 2 * sizeof *x->dt);
-            if (x->doc_off == NULL || x->dt == NULL ||
-                (d->terms_len && cn_buf_append(&x->terms, terms + d->terms_off, d->terms_len) < 0)) {
-                rc = cn_error_set(CN_ENOMEM, "out of memory");
-                goto fail;
-            }
-            memcpy(x->doc_off, docoff + d->docoff0, n_off * sizeof *x->doc_off);
-            if (d->n_dt) memcpy(x->dt, dtp + 2 * (size_t)d->dt0, (size_t)d->n_dt * 2 * sizeof *x->dt);
-            x->n_dt = d->n_dt;
-            for (size_t k = 0; k + 1 < n_off; k++)
-                if (x->doc_off[k] > x->doc_off[k + 1] || x->doc_off[k + 1] > d->n_dt) {
-                    rc = bad(path, "BM25 document ranges out of order");
-                    goto fail;
-                }
-            {
-                uint32_t n_terms = 0;
-                for (uint32_t k = 0; k < d->terms_len; k++) n_terms += terms[d->terms_off + k] == '\0';
-                for (size_t k = 0; k < d->n_dt; k++)
-                    if (x->dt[2 * k] >= n_terms) {
-                        rc = bad(path, "BM25 term out of bounds");
-                        goto fail;
-                    }
-            }
         }
     }
     cn_idx_close(f);
@@ -405,6 +333,13 @@ int cn_records_doc_map(const cn_records *r, const cn_file_rec *recs, size_t n, u
 bool cn_records_has(const cn_records *r, const char *path)
 {
     return find_path(r, path) >= 0;
+}
+
+uint64_t cn_records_doc_count(const cn_records *r)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < r->n; i++) total += r->docs[i];
+    return total;
 }
 
 size_t cn_records_count(const cn_records *r)

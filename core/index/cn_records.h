@@ -10,7 +10,8 @@
 
 typedef struct cn_records cn_records;
 
-/* Writes the parsed records (with each file's backend version, taken from
+/* Writes the parsed records (without their BM25 terms: the build's own
+ * bm25.bin has them; with each file's backend version, taken from
  * the opened backends in `langs`).  `started_ns` is when the build began
  * listing files (CLOCK_REALTIME): stamps older than that, by a margin, can
  * be trusted by the next build (cn_records_match). */
@@ -38,6 +39,9 @@ cn_file_rec *cn_records_match(cn_records *r, const char *path, const cn_file_sta
  * counts the documents kept. */
 int cn_records_doc_map(const cn_records *r, const cn_file_rec *recs, size_t n, uint32_t **remap, uint32_t *n_old,
                        bool *from_old, uint32_t *kept);
+/* How many documents the build numbered: a file node and each of its
+ * nodes, for every record (what its bm25.bin must hold). */
+uint64_t cn_records_doc_count(const cn_records *r);
 /* Whether the build had a record for `path` at all. */
 bool cn_records_has(const cn_records *r, const char *path);
 size_t cn_records_count(const cn_records *r);

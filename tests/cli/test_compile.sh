@@ -185,6 +185,20 @@ check "bodies changed: the graph kept the other files' edges" sh -c \
 cn run find_callees --repo "$repo" --cache-dir "$cache" --args '{"symbol": "make_pool"}'
 check "and the new call is in it" out_has "sleep"
 
+# The parse records do not keep the files' BM25 terms (the previous
+# bm25.bin has them): after a build without a BM25 index, or with one that
+# is damaged, nothing is reused and the next build still equals a rebuild.
+cn compile "$repo" --cache-dir "$cache" --json --index graph --exclude-dir docs
+check "--index graph alone: unchanged files reused" sh -c 'grep -q "\"parsed\": 0," "$0"' "$OUT"
+printf '\ndef after_graph():\n    pass\n' >> "$repo/pkg/pool.py"
+same_as_rebuild "after a build without BM25"
+check "after a build without BM25: every file parsed" sh -c 'grep -q "\"reused\": 0," "$0"' "$TMPBASE/inc.json"
+cur=$cache/$(readlink "$cache/current")
+printf 'garbage' | dd of="$cur/bm25.bin" bs=1 seek=300 conv=notrunc 2>/dev/null
+printf '\ndef after_damage():\n    pass\n' >> "$repo/pkg/pool.py"
+same_as_rebuild "after a damaged BM25 index"
+check "after a damaged BM25 index: every file parsed" sh -c 'grep -q "\"reused\": 0," "$0"' "$TMPBASE/inc.json"
+
 # Another selection makes the index stale; removed files are reported.
 rm "$repo/src/ring.h"
 cn status "$repo" --cache-dir "$cache"
