@@ -1,6 +1,7 @@
-/* One JSON POST over libcurl: connect and total timeouts, retries of
- * transient failures with Retry-After or jittered exponential backoff, and
- * error messages that name the endpoint and quote the server. */
+/* One JSON POST over libcurl (loaded on first use: cn_curl.h): connect
+ * and total timeouts, retries of transient failures with Retry-After or
+ * jittered exponential backoff, and error messages that name the endpoint
+ * and quote the server. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -8,26 +9,16 @@
 #include <string.h>
 #include <time.h>
 
-#include <curl/curl.h>
-
 #include <codenib/version.h>
 
 #include "../plugin/cn_host.h"
+#include "cn_curl.h"
 #include "cn_llm.h"
 
 /* Far above any sane completion or embedding batch, low enough that a
  * runaway server cannot exhaust memory. */
 #define RESPONSE_MAX ((size_t)256 << 20)
 #define QUOTE_MAX 300
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc = CURLE_OK;
-
-/* curl_global_init is not thread-safe in older libcurl: run it once. */
-static void curl_init_once(void)
-{
-    curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
 
 typedef struct attempt {
     cn_buf body;
@@ -79,7 +70,7 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *user)
     return cn_buf_append(&a->body, data, n) < 0 ? 0 : n;
 }
 
-static struct curl_slist *make_headers(const cn_model *m, int *oom)
+static struct curl_slist *make_headers(const cn_curl_api *cu, const cn_model *m, int *oom)
 {
     struct curl_slist *h = NULL, *t;
     /* "Expect:" stops libcurl from waiting for 100-continue on big bodies,
@@ -89,55 +80,55 @@ static struct curl_slist *make_headers(const cn_model *m, int *oom)
 
     *oom = 0;
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
-        if ((t = curl_slist_append(h, fixed[i])) == NULL) goto fail;
+        if ((t = cu->slist_append(h, fixed[i])) == NULL) goto fail;
         h = t;
     }
     if (m->api_key != NULL) {
         cn_buf b = CN_BUF_INIT;
         cn_buf_printf(&b, "Authorization: Bearer %s", m->api_key);
-        t = b.oom ? NULL : curl_slist_append(h, b.data);
+        t = b.oom ? NULL : cu->slist_append(h, b.data);
         cn_buf_free(&b);
         if (t == NULL) goto fail;
         h = t;
     }
     return h;
 fail:
-    curl_slist_free_all(h);
+    cu->slist_free_all(h);
     *oom = 1;
     return NULL;
 }
 
-static void do_attempt(const cn_model *m, const char *url, struct curl_slist *hdrs,
+static void do_attempt(const cn_curl_api *cu, const cn_model *m, const char *url, struct curl_slist *hdrs,
                        const char *body, size_t len, attempt *a)
 {
-    CURL *c = curl_easy_init();
+    CURL *c = cu->easy_init();
     curl_off_t ra = 0;
 
     if (c == NULL) {
         a->cc = CURLE_OUT_OF_MEMORY;
         return;
     }
-    curl_easy_setopt(c, CURLOPT_URL, url);
+    cu->easy_setopt(c, CURLOPT_URL, url);
     /* No signals: the client runs in threads, and timeouts must not rely
      * on SIGALRM. */
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_POST, 1L);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
-    curl_easy_setopt(c, CURLOPT_USERAGENT, "codenib/" CN_VERSION_STRING);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, m->timeout_ms);
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, m->connect_timeout_ms);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, a);
-    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, a->errbuf);
-    curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
-    a->cc = curl_easy_perform(c);
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &a->status);
+    cu->easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    cu->easy_setopt(c, CURLOPT_POST, 1L);
+    cu->easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    cu->easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    cu->easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+    cu->easy_setopt(c, CURLOPT_USERAGENT, "codenib/" CN_VERSION_STRING);
+    cu->easy_setopt(c, CURLOPT_TIMEOUT_MS, m->timeout_ms);
+    cu->easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, m->connect_timeout_ms);
+    cu->easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
+    cu->easy_setopt(c, CURLOPT_WRITEDATA, a);
+    cu->easy_setopt(c, CURLOPT_ERRORBUFFER, a->errbuf);
+    cu->easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
+    a->cc = cu->easy_perform(c);
+    cu->easy_getinfo(c, CURLINFO_RESPONSE_CODE, &a->status);
     /* Seconds form or HTTP date, both turned into seconds by libcurl. */
-    if (curl_easy_getinfo(c, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK && ra > 0)
+    if (cu->easy_getinfo(c, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK && ra > 0)
         a->retry_after_s = ra > 86400 ? 86400 : (long)ra;
-    curl_easy_cleanup(c);
+    cu->easy_cleanup(c);
 }
 
 static int transient_curl(CURLcode cc)
@@ -225,8 +216,8 @@ static const char *status_hint(long status)
     return "";
 }
 
-static int fail(const cn_model *m, const char *endpoint, const char *url, const attempt *a,
-                int attempts)
+static int fail(const cn_curl_api *cu, const cn_model *m, const char *endpoint, const char *url,
+                const attempt *a, int attempts)
 {
     const char *plural = attempts == 1 ? "" : "s";
     char said[QUOTE_MAX + 8];
@@ -238,13 +229,13 @@ static int fail(const cn_model *m, const char *endpoint, const char *url, const 
         return cn_error_set(CN_ETIMEOUT, "%s: POST %s timed out after %d attempt%s (%s); raise "
                                          "timeout_ms (now %ld) or check the server", endpoint,
                             url, attempts, plural, a->errbuf[0] ? a->errbuf
-                                                                : curl_easy_strerror(a->cc),
+                                                                : cu->easy_strerror(a->cc),
                             m->timeout_ms);
     if (a->cc != CURLE_OK)
         return cn_error_set(CN_ENETWORK, "%s: POST %s failed after %d attempt%s: %s; check that "
                                          "the server at the base URL is reachable", endpoint,
                             url, attempts, plural,
-                            a->errbuf[0] ? a->errbuf : curl_easy_strerror(a->cc));
+                            a->errbuf[0] ? a->errbuf : cu->easy_strerror(a->cc));
     if (a->body.len == 0)
         return cn_error_set(status_code(a->status), "%s: HTTP %ld from POST %s after %d "
                                                     "attempt%s, with an empty body%s", endpoint,
@@ -282,6 +273,7 @@ static unsigned jitter_seed(const void *salt)
 int cn_llm__post(cn_model *m, const char *endpoint, json_object *body, cn_llm_call *call,
                  json_object **response)
 {
+    const cn_curl_api *cu;
     struct curl_slist *hdrs;
     const char *text;
     size_t len;
@@ -295,17 +287,14 @@ int cn_llm__post(cn_model *m, const char *endpoint, json_object *body, cn_llm_ca
     call->http_status = 0;
     call->attempts = 0;
     call->seconds = 0;
-    pthread_once(&curl_once, curl_init_once);
-    if (curl_init_rc != CURLE_OK)
-        return cn_error_set(CN_ENETWORK, "libcurl could not be initialised: %s",
-                            curl_easy_strerror(curl_init_rc));
+    if ((cu = cn_curl()) == NULL) return cn_error_prefix("%s", endpoint);
     text = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN |
                                                     JSON_C_TO_STRING_NOSLASHESCAPE);
     url = cn_llm__url(m->base_url, endpoint);
-    hdrs = make_headers(m, &oom);
+    hdrs = make_headers(cu, m, &oom);
     if (text == NULL || url == NULL || oom) {
         free(url);
-        curl_slist_free_all(hdrs);
+        cu->slist_free_all(hdrs);
         return cn_error_set(CN_ENOMEM, "%s: out of memory preparing the request", endpoint);
     }
     len = strlen(text);
@@ -315,7 +304,7 @@ int cn_llm__post(cn_model *m, const char *endpoint, json_object *body, cn_llm_ca
         long delay;
 
         memset(&a, 0, sizeof a);
-        do_attempt(m, url, hdrs, text, len, &a);
+        do_attempt(cu, m, url, hdrs, text, len, &a);
         call->attempts = n;
         call->http_status = a.cc == CURLE_OK ? (int)a.status : 0;
         if (a.cc == CURLE_OK && a.status >= 200 && a.status <= 299) {
@@ -324,7 +313,7 @@ int cn_llm__post(cn_model *m, const char *endpoint, json_object *body, cn_llm_ca
             break;
         }
         if (!transient(&a) || n > m->max_retries) {
-            rc = fail(m, endpoint, url, &a, n);
+            rc = fail(cu, m, endpoint, url, &a, n);
             cn_buf_free(&a.body);
             break;
         }
@@ -337,6 +326,6 @@ int cn_llm__post(cn_model *m, const char *endpoint, json_object *body, cn_llm_ca
     }
     call->seconds = now_seconds() - t0;
     free(url);
-    curl_slist_free_all(hdrs);
+    cu->slist_free_all(hdrs);
     return rc;
 }

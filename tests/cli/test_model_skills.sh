@@ -312,5 +312,16 @@ check "a blank statement gives no keywords without a request" sh -c '[ "$(cat "$
 cn run extract_keywords --model m-chat --base-url "$URL" --args '{"problem_statement":"x","max_keywords":0}'
 check "max_keywords 0 refused" err_has "argument 'max_keywords' must be between 1 and 200, got 0"
 
+# libcurl is loaded on the first request: one that cannot be loaded is an
+# error naming the file, not a crash; a process that makes no request
+# never loads it.
+CODENIB_LIBCURL=$TMPBASE/no-such-libcurl.so.4 cn run extract_keywords --model m-chat --base-url "$URL" --args '{"problem_statement":"pool size"}'
+check "an unloadable libcurl: exit 1, naming the file and the fix" sh -c '[ '"$rc"' -eq 1 ] && grep -q -F "cannot load $1 (" "$0" && grep -q "install libcurl4, or point CODENIB_LIBCURL at it" "$0"' "$ERR" "$TMPBASE/no-such-libcurl.so.4"
+CODENIB_LIBCURL=/bin/sh cn run extract_keywords --model m-chat --base-url "$URL" --args '{"problem_statement":"pool size"}'
+check "a file that is not a library: exit 1, naming it" sh -c '[ '"$rc"' -eq 1 ] && grep -q -F "cannot load /bin/sh (" "$0"' "$ERR"
+CODENIB_LIBCURL=$TMPBASE/no-such-libcurl.so.4 run bm25_search --args '{"query":"pool","top_k":1,"names_only":true}'
+check "an offline skill does not need libcurl" sh -c '[ '"$rc"' -eq 0 ] && grep -q "app/pool.py" "$0"' "$OUT"
+check "the codenib command does not link libcurl" sh -c '! LD_TRACE_LOADED_OBJECTS=1 "$0" 2>/dev/null | grep -q libcurl' "$CODENIB"
+
 stop_server
 done_testing
