@@ -609,8 +609,24 @@ int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32
             be = end[ents[j].idx];
             b = be - t->n;
         }
+        /* a term of kept documents only (most are): renumber and copy */
+        for (; c < 0 && a < ae; a++) {
+            uint32_t d = v.postings[2 * a], nd;
+            if (d >= v.n_docs) {
+                rc = CN_ECORRUPT;
+                break;
+            }
+            if ((nd = remap[d]) == UINT32_MAX) continue;
+            if (nd >= n_docs || (np > start && x.postings[2 * (np - 1)] >= nd)) {
+                rc = CN_ECORRUPT;   /* out of order: prev is not what it claims */
+                break;
+            }
+            x.postings[2 * np] = nd;
+            x.postings[2 * np + 1] = v.postings[2 * a + 1];
+            np++;
+        }
         /* kept old postings (renumbered, in order) and new ones, by doc */
-        for (;;) {
+        while (c >= 0) {
             uint32_t od = UINT32_MAX, otf = 0;
             while (a < ae) {
                 uint32_t d = v.postings[2 * a];

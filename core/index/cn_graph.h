@@ -215,6 +215,7 @@ typedef struct cn_graph__raw {
     const uint32_t *out_offs;
     const cn_graph__unres_disk *unres_last;
     const char *strtab;
+    size_t strtab_size;
     uint32_t n_nodes, n_edges, n_unres;
 } cn_graph__raw;
 void cn_graph__raw_of(const cn_graph *g, cn_graph__raw *r);

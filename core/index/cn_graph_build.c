@@ -65,29 +65,41 @@ static int cmp_u32(uint32_t a, uint32_t b)
     return (a > b) - (a < b);
 }
 
-static int cmp_tmp(const void *a, const void *b)
+static inline int cmp_tmp_edge(const cn_graph_tmp_edge *x, const cn_graph_tmp_edge *y)
 {
-    const cn_graph_tmp_edge *x = a, *y = b;
     int d = cmp_u32(x->src, y->src);
     if (!d) d = cmp_u32(x->type, y->type);
     if (!d) d = cmp_u32(x->line, y->line);
     if (!d) d = cmp_u32(x->column, y->column);
     if (!d) d = cmp_u32(x->dst, y->dst);
-    if (!d) d = strcmp(x->name, y->name);
+    if (!d && x->name != y->name) d = strcmp(x->name, y->name);
     return d;
 }
 
-static int cmp_in(const void *a, const void *b, void *arg)
+static int cmp_tmp(const void *a, const void *b)
 {
-    const cn_graph__edge_disk *e = arg;
-    const cn_graph__edge_disk *x = &e[*(const uint32_t *)a], *y = &e[*(const uint32_t *)b];
+    return cmp_tmp_edge(a, b);
+}
+
+static inline int cmp_in_edge(const cn_graph__edge_disk *e, uint32_t a, uint32_t b)
+{
+    const cn_graph__edge_disk *x = &e[a], *y = &e[b];
     int d = cmp_u32(x->dst, y->dst);
     if (!d) d = cmp_u32(x->type, y->type);
     if (!d) d = cmp_u32(x->line, y->line);
     if (!d) d = cmp_u32(x->column, y->column);
     if (!d) d = cmp_u32(x->src, y->src);
-    return d ? d : cmp_u32(*(const uint32_t *)a, *(const uint32_t *)b);
+    return d ? d : cmp_u32(a, b);
 }
+
+static int cmp_in(const void *a, const void *b, void *arg)
+{
+    return cmp_in_edge(arg, *(const uint32_t *)a, *(const uint32_t *)b);
+}
+
+/* Runs shorter than this are sorted by insertion, inline, rather than by
+ * qsort through a comparison function. */
+#define SHORT_RUN 24
 
 /* ---- string table with interning ------------------------------------------ */
 
@@ -160,8 +172,10 @@ static uint32_t st_intern(strtab *t, const char *s)
 /* ---- sorting ------------------------------------------------------------------ */
 
 /* Sorts items[0, n) by `src` with a counting sort (stable), then each run
- * of one source with qsort: sources are many and their runs short, so this
- * does a fraction of the comparisons of one qsort over everything. */
+ * of one source: sources are many and their runs short, so this does a
+ * fraction of the comparisons of one qsort over everything.  A run already
+ * in order (a kept file's edges, taken from the previous graph) is left as
+ * it is, a short one sorted by insertion. */
 static int sort_tmp(cn_graph_tmp_edges *t, uint32_t n_nodes)
 {
     size_t n = t->len;
@@ -176,8 +190,25 @@ static int sort_tmp(cn_graph_tmp_edges *t, uint32_t n_nodes)
     for (uint32_t v = 0; v <= n_nodes; v++) off[v + 1] += off[v];
     for (size_t i = 0; i < n; i++) out[off[t->items[i].src]++] = t->items[i];
     /* off[v] is now where v's run ends */
-    for (uint32_t v = 0, start = 0; v <= n_nodes; start = off[v], v++)
-        if (off[v] - start > 1) qsort(out + start, off[v] - start, sizeof *out, cmp_tmp);
+    for (uint32_t v = 0, start = 0; v <= n_nodes; start = off[v], v++) {
+        cn_graph_tmp_edge *run = out + start;
+        size_t len = off[v] - start, k = 1;
+        while (k < len && cmp_tmp_edge(&run[k - 1], &run[k]) <= 0) k++;
+        if (k >= len) continue;
+        if (len > SHORT_RUN) {
+            qsort(run, len, sizeof *run, cmp_tmp);
+            continue;
+        }
+        for (; k < len; k++) {   /* [0, k) is in order */
+            cn_graph_tmp_edge x = run[k];
+            size_t j = k;
+            while (j > 0 && cmp_tmp_edge(&run[j - 1], &x) > 0) {
+                run[j] = run[j - 1];
+                j--;
+            }
+            run[j] = x;
+        }
+    }
     free(t->items);
     t->items = out;
     t->cap = n;
@@ -186,7 +217,8 @@ static int sort_tmp(cn_graph_tmp_edges *t, uint32_t n_nodes)
 }
 
 /* The resolved edges' indexes by (dst, type, line, column, src, index):
- * a counting sort by dst, then each destination's run with qsort_r. */
+ * a counting sort by dst, then each destination's run: by insertion when
+ * short, else with qsort_r. */
 static int sort_in(const cn_graph__edge_disk *edges, size_t ne, uint32_t n_nodes, const uint32_t *in_offs,
                    uint32_t *in_edges)
 {
@@ -195,9 +227,21 @@ static int sort_in(const cn_graph__edge_disk *edges, size_t ne, uint32_t n_nodes
     memcpy(fill, in_offs, ((size_t)n_nodes + 1) * sizeof *fill);
     for (size_t i = 0; i < ne; i++)
         if (edges[i].resolved) in_edges[fill[edges[i].dst]++] = (uint32_t)i;
-    for (uint32_t v = 0; v < n_nodes; v++)
-        if (in_offs[v + 1] - in_offs[v] > 1)
-            qsort_r(in_edges + in_offs[v], in_offs[v + 1] - in_offs[v], sizeof *in_edges, cmp_in, (void *)edges);
+    for (uint32_t v = 0; v < n_nodes; v++) {
+        uint32_t *run = in_edges + in_offs[v], len = in_offs[v + 1] - in_offs[v];
+        if (len > SHORT_RUN) {
+            qsort_r(run, len, sizeof *run, cmp_in, (void *)edges);
+            continue;
+        }
+        for (uint32_t k = 1; k < len; k++) {
+            uint32_t x = run[k], j = k;
+            while (j > 0 && cmp_in_edge(edges, run[j - 1], x) > 0) {
+                run[j] = run[j - 1];
+                j--;
+            }
+            run[j] = x;
+        }
+    }
     free(fill);
     return 0;
 }
@@ -240,14 +284,18 @@ done:
 
 /* ---- writer ----------------------------------------------------------------- */
 
-/* Sorts, deduplicates and writes the edges of tmp (which it frees). */
-static int write_edges(cn_graph_tmp_edges tmp, uint32_t n_nodes, const char *path, cn_graph_stats *stats)
+/* Sorts, deduplicates and writes the edges of tmp (which it frees).  Names
+ * that point into old_tab[0, old_len) (the string table of a previous
+ * graph: each string there once) are interned once per distinct string. */
+static int write_edges(cn_graph_tmp_edges tmp, uint32_t n_nodes, const char *old_tab, size_t old_len,
+                       const char *path, cn_graph_stats *stats)
 {
     strtab st;
     cn_graph__edge_disk *edges = NULL;
     uint32_t *out_offs = NULL, *in_offs = NULL, *in_edges = NULL, *unres_name = NULL, meta[8];
     cn_graph__unres_disk *unres_last = NULL;
-    uint32_t n_in = 0, n_unres = 0;
+    uint32_t n_in = 0, n_unres = 0, *memo = NULL;   /* old offset -> new offset + 1 */
+    uintptr_t old_lo = (uintptr_t)old_tab, old_hi = old_lo + old_len;
     size_t ne = 0;
     cn_idx_writer *w = NULL;
     cn_graph_stats s;
@@ -278,6 +326,10 @@ static int write_edges(cn_graph_tmp_edges tmp, uint32_t n_nodes, const char *pat
     edges = calloc(ne ? ne : 1, sizeof *edges);
     out_offs = calloc((size_t)n_nodes + 1, sizeof *out_offs);
     in_offs = calloc((size_t)n_nodes + 1, sizeof *in_offs);
+    if (old_tab != NULL && (memo = calloc(old_len ? old_len : 1, sizeof *memo)) == NULL) {
+        rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
+        goto out;
+    }
     if (edges == NULL || out_offs == NULL || in_offs == NULL) {
         rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
         goto out;
@@ -290,7 +342,13 @@ static int write_edges(cn_graph_tmp_edges tmp, uint32_t n_nodes, const char *pat
         d->dst = e->dst;
         d->line = e->line;
         d->column = e->column;
-        d->name = st_intern(&st, e->name);
+        if (memo != NULL && (uintptr_t)e->name >= old_lo && (uintptr_t)e->name < old_hi) {
+            uint32_t *m = &memo[(uintptr_t)e->name - old_lo];
+            if (*m == 0) *m = st_intern(&st, e->name) + 1;
+            d->name = *m - 1;
+        } else {
+            d->name = st_intern(&st, e->name);
+        }
         d->type = e->type;
         d->resolved = e->dst != NONE;
         out_offs[e->src + 1]++;
@@ -349,6 +407,7 @@ out:
     free(tmp.items);
     free(st.slots);
     cn_buf_free(&st.buf);
+    free(memo);
     free(edges);
     free(out_offs);
     free(in_offs);
@@ -367,7 +426,7 @@ int cn_graph_write(const cn_file_rec *recs, size_t n, const char *path, cn_graph
         free(tmp.items);
         return rc;
     }
-    return write_edges(tmp, n_nodes, path, stats);
+    return write_edges(tmp, n_nodes, NULL, 0, path, stats);
 }
 
 /* Appends the old graph's out-edges of nodes [lo, hi) to tmp; their names
@@ -433,7 +492,7 @@ int cn_graph_write_reusing(const cn_file_rec *recs, size_t n, const bool *keep, 
         base += count;
     }
     if (rc == 0) {
-        rc = write_edges(tmp, n_nodes, path, stats);
+        rc = write_edges(tmp, n_nodes, g.strtab, g.strtab_size, path, stats);
         tmp.items = NULL;   /* write_edges took it */
     }
 out:

@@ -76,10 +76,13 @@ static int validate(cn_graph *g, const char *path)
         if (x >= g->n_edges || g->edges[x].resolved || u->edge >= g->n_edges ||
             g->edges[u->edge].resolved || u->key >= g->strtab_size)
             return bad(path, "unresolved-name index");
-        if (i > 0 && (strcmp(g->strtab + g->edges[g->unres_name[i - 1]].name,
-                             g->strtab + g->edges[x].name) > 0 ||
-                      strcmp(g->strtab + g->unres_last[i - 1].key, g->strtab + u->key) > 0))
-            return bad(path, "unresolved-name index out of order");
+        /* neighbours often share one string: no need to read it then */
+        if (i > 0) {
+            uint32_t pn = g->edges[g->unres_name[i - 1]].name, pk = g->unres_last[i - 1].key;
+            if ((pn != g->edges[x].name && strcmp(g->strtab + pn, g->strtab + g->edges[x].name) > 0) ||
+                (pk != u->key && strcmp(g->strtab + pk, g->strtab + u->key) > 0))
+                return bad(path, "unresolved-name index out of order");
+        }
     }
     return 0;
 }
@@ -139,6 +142,7 @@ void cn_graph__raw_of(const cn_graph *g, cn_graph__raw *r)
     r->out_offs = g->out_offs;
     r->unres_last = g->unres_last;
     r->strtab = g->strtab;
+    r->strtab_size = g->strtab_size;
     r->n_nodes = g->n_nodes;
     r->n_edges = g->n_edges;
     r->n_unres = g->n_unres;
