@@ -598,8 +598,7 @@ int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32
         size_t ol = os ? v.term_offs[i + 1] - v.term_offs[i] : 0;
         int c = os == NULL ? 1 : j >= bld->n_terms ? -1 : term_order(os, ol, ents[j].s, ents[j].len);
         uint64_t start = np, a = 0, ae = 0, b = 0, be = 0;
-        uint32_t last = 0;
-        bool any = false;
+        int64_t last = -1;   /* the document last written for this term */
         if (c <= 0) {
             a = v.post_offs[i];
             ae = v.post_offs[i + 1];
@@ -609,58 +608,40 @@ int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32
             be = end[ents[j].idx];
             b = be - t->n;
         }
-        /* a term of kept documents only (most are): renumber and copy */
-        for (; c < 0 && a < ae; a++) {
-            uint32_t d = v.postings[2 * a], nd;
-            if (d >= v.n_docs) {
-                rc = CN_ECORRUPT;
-                break;
-            }
-            if ((nd = remap[d]) == UINT32_MAX) continue;
-            if (nd >= n_docs || (np > start && x.postings[2 * (np - 1)] >= nd)) {
-                rc = CN_ECORRUPT;   /* out of order: prev is not what it claims */
-                break;
-            }
-            x.postings[2 * np] = nd;
-            x.postings[2 * np + 1] = v.postings[2 * a + 1];
-            np++;
-        }
-        /* kept old postings (renumbered, in order) and new ones, by doc */
-        while (c >= 0) {
-            uint32_t od = UINT32_MAX, otf = 0;
-            while (a < ae) {
-                uint32_t d = v.postings[2 * a];
+        /* the kept old postings, renumbered (in order, as documents keep
+         * their order), with the new ones put in between */
+        for (;;) {
+            uint32_t nb = b < be ? newp[2 * b] : UINT32_MAX;
+            for (; a < ae; a++) {   /* old documents before nb */
+                uint32_t d = v.postings[2 * a], nd;
                 if (d >= v.n_docs) {
                     rc = CN_ECORRUPT;
                     break;
                 }
-                if (remap[d] != UINT32_MAX) {
-                    od = remap[d];
-                    otf = v.postings[2 * a + 1];
+                if ((nd = remap[d]) == UINT32_MAX) continue;
+                if (nd >= nb) {
+                    if (nd == nb) rc = CN_ECORRUPT;   /* a document both kept and new */
                     break;
                 }
-                a++;
+                if (nd >= n_docs || (int64_t)nd <= last) {
+                    rc = CN_ECORRUPT;   /* out of order: prev is not what it claims */
+                    break;
+                }
+                last = nd;
+                x.postings[2 * np] = nd;
+                x.postings[2 * np + 1] = v.postings[2 * a + 1];
+                np++;
             }
-            if (rc < 0 || (od == UINT32_MAX && b == be)) break;
-            if (b < be && (od == UINT32_MAX || newp[2 * b] < od)) {
-                x.postings[2 * np] = newp[2 * b];
-                x.postings[2 * np + 1] = newp[2 * b + 1];
-                b++;
-            } else if (b < be && newp[2 * b] == od) {
-                rc = CN_ECORRUPT;   /* a document both kept and new */
-                break;
-            } else {
-                x.postings[2 * np] = od;
-                x.postings[2 * np + 1] = otf;
-                a++;
-            }
-            if ((any && x.postings[2 * np] <= last) || x.postings[2 * np] >= n_docs) {
-                rc = CN_ECORRUPT;   /* out of order: prev is not what it claims */
+            if (rc < 0 || b == be) break;
+            if (nb >= n_docs || (int64_t)nb <= last) {
+                rc = CN_ECORRUPT;
                 break;
             }
-            last = x.postings[2 * np];
-            any = true;
+            last = nb;
+            x.postings[2 * np] = nb;
+            x.postings[2 * np + 1] = newp[2 * b + 1];
             np++;
+            b++;
         }
         if (rc == 0 && np > start) {
             const unsigned char *ts = c <= 0 ? os : ents[j].s;

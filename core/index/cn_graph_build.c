@@ -178,17 +178,24 @@ static uint32_t st_intern(strtab *t, const char *s)
  * it is, a short one sorted by insertion. */
 static int sort_tmp(cn_graph_tmp_edges *t, uint32_t n_nodes)
 {
-    size_t n = t->len;
+    size_t n = t->len, i = 1;
     uint32_t *off = calloc((size_t)n_nodes + 2, sizeof *off);
-    cn_graph_tmp_edge *out = malloc((n ? n : 1) * sizeof *out);
-    if (off == NULL || out == NULL) {
-        free(off);
-        free(out);
-        return CN_ENOMEM;
-    }
-    for (size_t i = 0; i < n; i++) off[t->items[i].src + 1]++;
+    cn_graph_tmp_edge *out = t->items;
+    if (off == NULL) return CN_ENOMEM;
+    for (size_t k = 0; k < n; k++) off[t->items[k].src + 1]++;
     for (uint32_t v = 0; v <= n_nodes; v++) off[v + 1] += off[v];
-    for (size_t i = 0; i < n; i++) out[off[t->items[i].src]++] = t->items[i];
+    /* edges already by source (a graph assembled from a previous one) are
+     * sorted in place; others are moved into a new array */
+    while (i < n && t->items[i - 1].src <= t->items[i].src) i++;
+    if (i < n) {
+        if ((out = malloc(n * sizeof *out)) == NULL) {
+            free(off);
+            return CN_ENOMEM;
+        }
+        for (size_t k = 0; k < n; k++) out[off[t->items[k].src]++] = t->items[k];
+    } else {
+        for (uint32_t v = 0; v <= n_nodes; v++) off[v] = off[v + 1];
+    }
     /* off[v] is now where v's run ends */
     for (uint32_t v = 0, start = 0; v <= n_nodes; start = off[v], v++) {
         cn_graph_tmp_edge *run = out + start;
@@ -209,9 +216,11 @@ static int sort_tmp(cn_graph_tmp_edges *t, uint32_t n_nodes)
             run[j] = x;
         }
     }
-    free(t->items);
-    t->items = out;
-    t->cap = n;
+    if (out != t->items) {
+        free(t->items);
+        t->items = out;
+        t->cap = n;
+    }
     free(off);
     return 0;
 }
@@ -456,8 +465,9 @@ int cn_graph_write_reusing(const cn_file_rec *recs, size_t n, const bool *keep, 
 {
     cn_graph *old = NULL;
     cn_graph__raw g;
-    cn_graph_tmp_edges tmp = {NULL, 0, 0};
+    cn_graph_tmp_edges tmp = {NULL, 0, 0}, fresh = {NULL, 0, 0};
     uint32_t n_nodes = 0, base = 0, *key = NULL;
+    size_t f = 0;
     bool *only = calloc(n ? n : 1, sizeof *only);
     int rc;
 
@@ -465,7 +475,7 @@ int cn_graph_write_reusing(const cn_file_rec *recs, size_t n, const bool *keep, 
     for (size_t i = 0; i < n; i++) only[i] = !keep[i];
     if ((rc = cn_graph_open(prev_path, &old)) < 0) goto out;
     cn_graph__raw_of(old, &g);
-    if ((rc = cn_graph_resolve(recs, n, only, &tmp, &n_nodes)) < 0) goto out;
+    if ((rc = cn_graph_resolve(recs, n, only, &fresh, &n_nodes)) < 0) goto out;
     if (n_nodes != g.n_nodes) {
         rc = cn_error_set(CN_EINVAL, "%s: the previous graph has %u nodes, this build %u", prev_path, g.n_nodes, n_nodes);
         goto out;
@@ -483,20 +493,39 @@ int cn_graph_write_reusing(const cn_file_rec *recs, size_t n, const bool *keep, 
         }
         key[x->edge] = x->key - g.edges[x->edge].name;
     }
+    /* the edges in source order: each kept file's from the old graph, each
+     * other's from the fresh ones (sorted first), so that write_edges finds
+     * them in order and sorts nothing more */
+    if ((fresh.len > 1 && sort_tmp(&fresh, n_nodes) < 0) ||
+        (tmp.items = malloc((g.n_edges + fresh.len + 1) * sizeof *tmp.items)) == NULL) {
+        rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
+        goto out;
+    }
+    tmp.cap = g.n_edges + fresh.len + 1;
     for (size_t i = 0; i < n && rc == 0; i++) {
         uint32_t count;
         if (recs[i].status != CN_REC_PARSED) continue;
         count = (uint32_t)recs[i].n_nodes + 1;
-        if (keep[i] && copy_old_edges(&g, key, base, base + count, &tmp) < 0)
-            rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
+        if (keep[i]) {
+            if (copy_old_edges(&g, key, base, base + count, &tmp) < 0)
+                rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
+        } else {
+            for (; f < fresh.len && fresh.items[f].src < base + count; f++) {
+                if (fresh.items[f].src < base || tmp.len == tmp.cap) break;
+                tmp.items[tmp.len++] = fresh.items[f];
+            }
+        }
         base += count;
     }
+    if (rc == 0 && f != fresh.len)
+        rc = cn_error_set(CN_EINVAL, "%s: an edge of a re-resolved file starts outside it", path);
     if (rc == 0) {
         rc = write_edges(tmp, n_nodes, g.strtab, g.strtab_size, path, stats);
         tmp.items = NULL;   /* write_edges took it */
     }
 out:
     free(tmp.items);
+    free(fresh.items);
     free(key);
     free(only);
     cn_graph_close(old);

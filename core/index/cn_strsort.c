@@ -109,7 +109,7 @@ int cn_str_ranks(const char *const *strs, size_t n, bool interned, uint32_t *ran
     uniq *u = malloc((n ? n : 1) * sizeof *u);
     int rc = CN_ENOMEM;
 
-    while (ns < 2 * n) ns *= 2;
+    while (ns < n + n / 2) ns *= 2;   /* at most two thirds full */
     slot = calloc(ns, sizeof *slot);
     if (!interned && ((pslot = calloc(ns, sizeof *pslot)) == NULL || (pkey = malloc(ns * sizeof *pkey)) == NULL))
         goto done;
