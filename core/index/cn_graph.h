@@ -213,6 +213,7 @@ int cn_graph_resolve(const cn_file_rec *recs, size_t n, const bool *only, cn_gra
 typedef struct cn_graph__raw {
     const cn_graph__edge_disk *edges;
     const uint32_t *out_offs;
+    const uint32_t *unres_name;
     const cn_graph__unres_disk *unres_last;
     const char *strtab;
     size_t strtab_size;

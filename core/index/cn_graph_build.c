@@ -255,10 +255,123 @@ static int sort_in(const cn_graph__edge_disk *edges, size_t ne, uint32_t n_nodes
     return 0;
 }
 
+/* The previous graph, when edges were taken from it (its names then point
+ * into its string table), and a scratch array with one entry per byte of
+ * that table. */
+typedef struct old_graph {
+    const cn_graph__raw *g;
+    uint32_t *scratch;
+} old_graph;
+
+/* Ranks for the union of two string sets, consistent with byte order:
+ * olds[0, na) distinct and sorted (a previous graph's), fresh[0, nf) any
+ * (repeats allowed).  orank[i] is olds[i]'s, frank[j] fresh[j]'s; equal
+ * strings get one rank; every rank < *n_ranks.  Only the distinct fresh
+ * strings are sorted, and each is placed among the old by binary search:
+ * a re-compile's few new names cost a few comparisons each. */
+static int merge_ranks(const char *const *olds, uint32_t na, const char *const *fresh, uint32_t nf,
+                       uint32_t *orank, uint32_t *frank, uint32_t *n_ranks)
+{
+    uint32_t nd = 0, *pos = NULL, *comb = NULL, r = 0, jr = 0;
+    const char **rep = NULL;
+    bool *eq = NULL;
+    int rc = CN_ENOMEM;
+
+    if (cn_str_ranks(fresh, nf, false, frank, &nd) < 0) return CN_ENOMEM;
+    rep = malloc((nd ? nd : 1) * sizeof *rep);
+    pos = malloc((nd ? nd : 1) * sizeof *pos);
+    comb = malloc((nd ? nd : 1) * sizeof *comb);
+    eq = malloc((nd ? nd : 1) * sizeof *eq);
+    if (rep == NULL || pos == NULL || comb == NULL || eq == NULL) goto done;
+    for (uint32_t j = 0; j < nf; j++) rep[frank[j]] = fresh[j];
+    for (uint32_t d = 0; d < nd; d++) {   /* the first old string >= rep[d] */
+        uint32_t lo = 0, hi = na;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (strcmp(olds[mid], rep[d]) < 0) lo = mid + 1;
+            else hi = mid;
+        }
+        pos[d] = lo;
+        eq[d] = lo < na && strcmp(olds[lo], rep[d]) == 0;
+    }
+    /* pos[] does not decrease with d (rep is sorted): one walk lays both
+     * sets out in order */
+    for (uint32_t i = 0; i < na; i++) {
+        while (jr < nd && pos[jr] == i && !eq[jr]) comb[jr++] = r++;
+        if (jr < nd && pos[jr] == i && eq[jr]) comb[jr++] = r;
+        orank[i] = r++;
+    }
+    while (jr < nd) comb[jr++] = r++;
+    for (uint32_t j = 0; j < nf; j++) frank[j] = comb[frank[j]];
+    *n_ranks = r;
+    rc = 0;
+done:
+    free(rep);
+    free(pos);
+    free(comb);
+    free(eq);
+    return rc;
+}
+
+/* rank[k] for the unresolved edges idx[0, n) from the previous graph's
+ * order of their names (last components: `last`), where those edges came
+ * from it, merged with the others'.  The previous graph's names are
+ * interned (one offset per string); its last components are not.
+ * CN_ECORRUPT when an edge taken from it is not in its tables. */
+static int ranks_from_old(const old_graph *old, const cn_graph_tmp_edges *tmp, const uint32_t *idx, uint32_t n,
+                          bool last, uint32_t *rank, uint32_t *n_ranks)
+{
+    const cn_graph__raw *g = old->g;
+    uintptr_t lo = (uintptr_t)g->strtab, hi = lo + g->strtab_size;
+    uint32_t *at = old->scratch, na = 0, nf = 0, prev = NONE;
+    const char **olds = malloc((g->n_unres ? g->n_unres : 1) * sizeof *olds);
+    const char **fresh = malloc((n ? n : 1) * sizeof *fresh);
+    uint32_t *orank = malloc((g->n_unres ? g->n_unres : 1) * sizeof *orank);
+    uint32_t *frank = malloc((n ? n : 1) * sizeof *frank);
+    int rc = CN_ENOMEM;
+
+    if (olds == NULL || fresh == NULL || orank == NULL || frank == NULL) goto done;
+    /* the old distinct strings in order; at[offset] = 1 + their index */
+    for (uint32_t u = 0; u < g->n_unres; u++) {
+        uint32_t off = last ? g->unres_last[u].key : g->edges[g->unres_name[u]].name;
+        if (off != prev && (!last || na == 0 || strcmp(olds[na - 1], g->strtab + off) != 0))
+            olds[na++] = g->strtab + off;
+        at[off] = na;
+        prev = off;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        const cn_graph_tmp_edge *e = &tmp->items[idx[k]];
+        uintptr_t p = (uintptr_t)e->name;
+        if (p >= lo && p < hi) {
+            size_t off = (size_t)(p - lo) + (last ? e->key : 0);
+            if (off >= g->strtab_size || at[off] == 0 || at[off] > na) {
+                rc = CN_ECORRUPT;
+                goto done;
+            }
+            rank[k] = at[off] - 1;   /* an index into olds, for now */
+        } else {
+            rank[k] = NONE;
+            fresh[nf++] = e->name + (last ? e->key : 0);
+        }
+    }
+    if ((rc = merge_ranks(olds, na, fresh, nf, orank, frank, n_ranks)) < 0) goto done;
+    nf = 0;
+    for (uint32_t k = 0; k < n; k++) rank[k] = rank[k] == NONE ? frank[nf++] : orank[rank[k]];
+    rc = 0;
+done:
+    free(olds);
+    free(fresh);
+    free(orank);
+    free(frank);
+    return rc;
+}
+
 /* UNRES_NAME and UNRES_LAST: the unresolved edges by (name bytes, index)
- * and by (last component bytes, index). */
+ * and by (last component bytes, index); with `old`, ranked from the
+ * previous graph's order (see ranks_from_old).  CN_ENOMEM, or CN_ECORRUPT
+ * when `old` does not hold what its edges need. */
 static int sort_unresolved(const cn_graph__edge_disk *edges, size_t ne, const cn_graph_tmp_edges *tmp,
-                           const char *tab, uint32_t n_unres, uint32_t *unres_name,
+                           const char *tab, uint32_t n_unres, const old_graph *old, uint32_t *unres_name,
                            cn_graph__unres_disk *unres_last)
 {
     size_t m = n_unres ? n_unres : 1;
@@ -273,11 +386,13 @@ static int sort_unresolved(const cn_graph__edge_disk *edges, size_t ne, const cn
             key[b++] = tab + edges[i].name;
         }
     /* edge names are interned in the string table: one pointer per string */
-    if (cn_str_ranks(key, n_unres, true, rank, &nr) < 0 || cn_rank_order(rank, n_unres, nr, idx, unres_name) < 0)
-        goto done;
+    rc = old ? ranks_from_old(old, tmp, idx, n_unres, false, rank, &nr) : cn_str_ranks(key, n_unres, true, rank, &nr);
+    if (rc == 0) rc = cn_rank_order(rank, n_unres, nr, idx, unres_name);
+    if (rc < 0) goto done;
     for (uint32_t k = 0; k < n_unres; k++) key[k] += tmp->items[idx[k]].key;
-    if (cn_str_ranks(key, n_unres, false, rank, &nr) < 0 || cn_rank_order(rank, n_unres, nr, idx, sorted) < 0)
-        goto done;
+    rc = old ? ranks_from_old(old, tmp, idx, n_unres, true, rank, &nr) : cn_str_ranks(key, n_unres, false, rank, &nr);
+    if (rc == 0) rc = cn_rank_order(rank, n_unres, nr, idx, sorted);
+    if (rc < 0) goto done;
     for (uint32_t k = 0; k < n_unres; k++) {
         unres_last[k].edge = sorted[k];
         unres_last[k].key = edges[sorted[k]].name + tmp->items[sorted[k]].key;
@@ -293,18 +408,20 @@ done:
 
 /* ---- writer ----------------------------------------------------------------- */
 
-/* Sorts, deduplicates and writes the edges of tmp (which it frees).  Names
- * that point into old_tab[0, old_len) (the string table of a previous
- * graph: each string there once) are interned once per distinct string. */
-static int write_edges(cn_graph_tmp_edges tmp, uint32_t n_nodes, const char *old_tab, size_t old_len,
-                       const char *path, cn_graph_stats *stats)
+/* Sorts, deduplicates and writes the edges of tmp (which it frees).  With
+ * `old` (the previous graph some edges were taken from): names that point
+ * into its string table (each string there once) are interned once per
+ * distinct string, and the unresolved names keep its order. */
+static int write_edges(cn_graph_tmp_edges tmp, uint32_t n_nodes, const cn_graph__raw *old, const char *path,
+                       cn_graph_stats *stats)
 {
     strtab st;
     cn_graph__edge_disk *edges = NULL;
     uint32_t *out_offs = NULL, *in_offs = NULL, *in_edges = NULL, *unres_name = NULL, meta[8];
     cn_graph__unres_disk *unres_last = NULL;
     uint32_t n_in = 0, n_unres = 0, *memo = NULL;   /* old offset -> new offset + 1 */
-    uintptr_t old_lo = (uintptr_t)old_tab, old_hi = old_lo + old_len;
+    uintptr_t old_lo = old ? (uintptr_t)old->strtab : 0, old_hi = old ? old_lo + old->strtab_size : 0;
+    old_graph og;
     size_t ne = 0;
     cn_idx_writer *w = NULL;
     cn_graph_stats s;
@@ -335,7 +452,7 @@ static int write_edges(cn_graph_tmp_edges tmp, uint32_t n_nodes, const char *old
     edges = calloc(ne ? ne : 1, sizeof *edges);
     out_offs = calloc((size_t)n_nodes + 1, sizeof *out_offs);
     in_offs = calloc((size_t)n_nodes + 1, sizeof *in_offs);
-    if (old_tab != NULL && (memo = calloc(old_len ? old_len : 1, sizeof *memo)) == NULL) {
+    if (old != NULL && (memo = calloc(old->strtab_size ? old->strtab_size : 1, sizeof *memo)) == NULL) {
         rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
         goto out;
     }
@@ -387,9 +504,12 @@ static int write_edges(cn_graph_tmp_edges tmp, uint32_t n_nodes, const char *old
         rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
         goto out;
     }
+    og.g = old;
+    og.scratch = memo;   /* done with as a memo: the unresolved names' scratch */
     if (sort_in(edges, ne, n_nodes, in_offs, in_edges) < 0 ||
-        sort_unresolved(edges, ne, &tmp, st.buf.data, n_unres, unres_name, unres_last) < 0) {
-        rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
+        (rc = sort_unresolved(edges, ne, &tmp, st.buf.data, n_unres, old ? &og : NULL, unres_name, unres_last)) < 0) {
+        rc = rc == CN_ECORRUPT ? cn_error_set(CN_ECORRUPT, "%s: the previous graph does not hold the edges taken from it", path)
+                               : cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
         goto out;
     }
     memset(meta, 0, sizeof meta);
@@ -435,7 +555,7 @@ int cn_graph_write(const cn_file_rec *recs, size_t n, const char *path, cn_graph
         free(tmp.items);
         return rc;
     }
-    return write_edges(tmp, n_nodes, NULL, 0, path, stats);
+    return write_edges(tmp, n_nodes, NULL, path, stats);
 }
 
 /* Appends the old graph's out-edges of nodes [lo, hi) to tmp; their names
@@ -520,7 +640,7 @@ int cn_graph_write_reusing(const cn_file_rec *recs, size_t n, const bool *keep, 
     if (rc == 0 && f != fresh.len)
         rc = cn_error_set(CN_EINVAL, "%s: an edge of a re-resolved file starts outside it", path);
     if (rc == 0) {
-        rc = write_edges(tmp, n_nodes, g.strtab, g.strtab_size, path, stats);
+        rc = write_edges(tmp, n_nodes, &g, path, stats);
         tmp.items = NULL;   /* write_edges took it */
     }
 out:

@@ -141,6 +141,7 @@ void cn_graph__raw_of(const cn_graph *g, cn_graph__raw *r)
     r->edges = g->edges;
     r->out_offs = g->out_offs;
     r->unres_last = g->unres_last;
+    r->unres_name = g->unres_name;
     r->strtab = g->strtab;
     r->strtab_size = g->strtab_size;
     r->n_nodes = g->n_nodes;
