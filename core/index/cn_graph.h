@@ -78,10 +78,11 @@ typedef struct cn_graph_stats {
 int cn_graph_write(const cn_file_rec *recs, size_t n, const char *path, cn_graph_stats *stats);
 
 /* What the resolution of every file's references depends on in record r:
- * its language, its nodes (kind, flags, parent, name) and its import and
- * inheritance references (kind, source node, name, target) -- not its
- * calls and other references, nor any line or column.  Two records with
- * the same signature give every other file the same edges. */
+ * its language, its nodes (kind, flags, parent, name -- but not the name of
+ * a module-level block, which is its line) and its import and inheritance
+ * references (kind, source node, name, target) -- not its calls and other
+ * references, nor any line or column.  Two records with the same
+ * signature give every other file the same edges. */
 uint64_t cn_graph_signature(const cn_file_rec *r);
 
 /* The version of the resolution rules: edges kept from a previous build

@@ -1548,7 +1548,9 @@ uint64_t cn_graph_signature(const cn_file_rec *r)
         h = mix(h, x->kind);
         h = mix(h, x->flags);
         h = mix(h, (uint64_t)(int64_t)x->parent);
-        h = mix_str(h, cn_rec_str(r, x->name));
+        /* a block's name is its line ("<block:86>"), which no reference
+         * can name: a line added above it changes nothing for others */
+        h = mix_str(h, x->kind == CN_NODE_BLOCK ? "" : cn_rec_str(r, x->name));
     }
     for (size_t k = 0; k < r->n_refs; k++) {
         const cn_rec_ref *x = &r->refs[k];

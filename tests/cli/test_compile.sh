@@ -184,6 +184,15 @@ check "bodies changed: the graph kept the other files' edges" sh -c \
   'tr -d " \n" < "$0" | grep -q "\"updated_from_previous\":{\"bm25\":true,\"graph\":true}"' "$TMPBASE/inc.json"
 cn run find_callees --repo "$repo" --cache-dir "$cache" --args '{"symbol": "make_pool"}'
 check "and the new call is in it" out_has "sleep"
+# a module-level block is named by its line: a line added above one moves
+# it, which changes nothing for the other files' edges
+printf '\nDEFAULT_POOL = make_pool()\n' >> "$repo/pkg/pool.py"
+same_as_rebuild "a module-level block added"
+sed 's/        self.size = size/        time.sleep(0)\n        self.size = size/' "$repo/pkg/pool.py" > "$TMPBASE/pool.new"
+cp "$TMPBASE/pool.new" "$repo/pkg/pool.py"
+same_as_rebuild "a line added above a block"
+check "a line added above a block: the graph kept the other files' edges" sh -c \
+  'tr -d " \n" < "$0" | grep -q "\"updated_from_previous\":{\"bm25\":true,\"graph\":true}"' "$TMPBASE/inc.json"
 
 # The parse records do not keep the files' BM25 terms (the previous
 # bm25.bin has them): after a build without a BM25 index, or with one that
