@@ -195,22 +195,59 @@ static int remove_tree(const char *path)
     return rmdir(path);
 }
 
-/* Under the lock, anything named gen-* that is not `keep` is garbage: an
- * interrupted build or a superseded generation. */
-static void collect_garbage(const char *cache_dir, const char *keep)
+/* Under the lock, anything named gen-* that is neither the generation
+ * being served (`keep`) nor this build's (named `mine`, with or without
+ * ".tmp") is garbage: an interrupted build, or the generation the last
+ * build replaced. */
+typedef struct collector {
+    char *cache_dir, *keep, *mine;
+    pthread_t tid;
+    bool running;
+} collector;
+
+static void *collect_garbage(void *data)
 {
-    DIR *d = opendir(cache_dir);
+    const collector *c = data;
+    size_t ml = strlen(c->mine);
+    DIR *d = opendir(c->cache_dir);
     struct dirent *de;
-    if (d == NULL) return;
+    if (d == NULL) return NULL;
     while ((de = readdir(d)) != NULL) {
         char *p;
         if (strncmp(de->d_name, "gen-", 4) != 0) continue;
-        if (keep && strcmp(de->d_name, keep) == 0) continue;
-        p = cn_path_join(cache_dir, de->d_name);
+        if (c->keep && strcmp(de->d_name, c->keep) == 0) continue;
+        if (strncmp(de->d_name, c->mine, ml) == 0 && (de->d_name[ml] == '\0' || strcmp(de->d_name + ml, ".tmp") == 0))
+            continue;
+        p = cn_path_join(c->cache_dir, de->d_name);
         if (p) remove_tree(p);
         free(p);
     }
     closedir(d);
+    return NULL;
+}
+
+/* Removing a generation takes milliseconds (and the disk's discards): it
+ * is done on a thread of its own while this build lists and parses, and
+ * the generation a build replaces waits for the next build. */
+static void collector_start(collector *c, const char *cache_dir, const char *current, const char *mine)
+{
+    const char *slash = current ? strrchr(current, '/') : NULL;
+    c->cache_dir = cn_strdup(cache_dir);
+    c->keep = current ? cn_strdup(slash ? slash + 1 : current) : NULL;
+    c->mine = cn_strdup(mine);
+    if (c->cache_dir == NULL || c->mine == NULL || (current && c->keep == NULL)) return;   /* next time */
+    if (pthread_create(&c->tid, NULL, collect_garbage, c) == 0) c->running = true;
+    else collect_garbage(c);
+}
+
+static void collector_wait(collector *c)
+{
+    if (c->running) pthread_join(c->tid, NULL);
+    c->running = false;
+    free(c->cache_dir);
+    free(c->keep);
+    free(c->mine);
+    c->cache_dir = c->keep = c->mine = NULL;
 }
 
 static int fsync_path(const char *path)
@@ -624,7 +661,7 @@ typedef struct graph_job {
     size_t n;
     char *path;
     bool *keep;          /* files whose edges the previous graph holds, or NULL */
-    char *prev_path;     /* that graph */
+    const cn_graph *prev;   /* that graph */
     bool reused;         /* out: the previous graph's edges were used */
     cn_graph_stats stats;
     int rc;
@@ -636,7 +673,7 @@ static void *graph_thread(void *data)
     graph_job *j = data;
     j->rc = CN_ENOTFOUND;
     if (j->keep != NULL) {
-        j->rc = cn_graph_write_reusing(j->recs, j->n, j->keep, j->prev_path, j->path, &j->stats);
+        j->rc = cn_graph_write_reusing(j->recs, j->n, j->keep, j->prev, j->path, &j->stats);
         j->reused = j->rc == 0;
         if (j->rc == CN_EINVAL || j->rc == CN_ECORRUPT || j->rc == CN_ENOTFOUND || j->rc == CN_EUNSUPPORTED) {
             cn_error_clear();   /* the previous graph does not fit: in full */
@@ -700,12 +737,47 @@ static json_object *prev_manifest(const char *prev_dir)
     return m;
 }
 
+/* The previous build's graph, opened (read, checked) on a thread of its
+ * own while the files are listed and parsed: a re-compile needs it as soon
+ * as parsing ends. */
+typedef struct graph_opener {
+    char *path;
+    cn_graph *g;   /* NULL when it could not be opened: the graph is built in full */
+    pthread_t tid;
+    bool running;
+} graph_opener;
+
+static void *open_graph_thread(void *data)
+{
+    graph_opener *op = data;
+    if (cn_graph_open(op->path, &op->g) < 0) op->g = NULL;
+    cn_error_clear();
+    return NULL;
+}
+
+static void graph_opener_start(graph_opener *op, const char *prev_dir)
+{
+    if ((op->path = cn_path_join(prev_dir, CN_GRAPH_FILE)) == NULL) return;
+    if (pthread_create(&op->tid, NULL, open_graph_thread, op) == 0) op->running = true;
+    else open_graph_thread(op);   /* no thread to be had: here and now */
+}
+
+/* The opened graph, or NULL; waits for the thread. */
+static cn_graph *graph_opener_wait(graph_opener *op)
+{
+    if (op->running) {
+        pthread_join(op->tid, NULL);
+        op->running = false;
+    }
+    return op->g;
+}
+
 static atomic_uint generation_seq;
 
 int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
 {
     double t0 = now_seconds(), tm = t0;
-    char *root = NULL, *cache = NULL, *tmp_dir = NULL, *prev_dir = NULL, *built_at = NULL;
+    char *root = NULL, *cache = NULL, *tmp_dir = NULL, *prev_dir = NULL, *cur_dir = NULL, *built_at = NULL;
     char gen[64];
     cn_langs langs = {0};
     cn_walk_file *files = NULL;
@@ -716,6 +788,8 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
     json_object *prev_m = NULL;
     cn_graph_stats graph_stats;
     graph_job gj;
+    graph_opener gopen;
+    collector gc;
     pthread_t graph_tid;
     bool graph_running = false;
     uint64_t started_ns;
@@ -724,6 +798,8 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
     memset(res, 0, sizeof *res);
     memset(&graph_stats, 0, sizeof graph_stats);
     memset(&gj, 0, sizeof gj);
+    memset(&gopen, 0, sizeof gopen);
+    memset(&gc, 0, sizeof gc);
     for (size_t i = 0; i < o->indexes.len; i++) {
         const char *x = o->indexes.items[i];
         if (!cn_index_name_valid(x))
@@ -762,6 +838,17 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
     }
     if ((rc = lock_acquire(o, cache, &lock_fd)) < 0) goto out;
     mark(res, &tm, CN_STAGE_LOCK);
+    /* time and process tell builds of different processes apart; the
+     * sequence, two builds of one process within the same second */
+    snprintf(gen, sizeof gen, "gen-%ld-%ld-%u", (long)time(NULL), (long)getpid(),
+             atomic_fetch_add(&generation_seq, 1u));
+    /* the generation being served stays until this one replaces it, with
+     * --rebuild too */
+    if (cn_cache_current(cache, &cur_dir) < 0) {
+        cn_error_clear();
+        cur_dir = NULL;
+    }
+    collector_start(&gc, cache, cur_dir, gen);
 
     if ((rc = cn_langs_discover(&langs)) < 0) goto out;
     if (langs.len == 0) {
@@ -788,8 +875,10 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
         rc = cn_error_set(CN_ENOMEM, "out of memory");
         goto out;
     }
-    if (!o->rebuild && cn_cache_current(cache, &prev_dir) == 0 && (prev_m = prev_manifest(prev_dir)) != NULL) {
+    if (!o->rebuild && cur_dir != NULL && (prev_dir = cn_strdup(cur_dir)) != NULL &&
+        (prev_m = prev_manifest(prev_dir)) != NULL) {
         char *p = cn_path_join(prev_dir, CN_RECORDS_FILE);
+        if (wants(o, "graph")) graph_opener_start(&gopen, prev_dir);
         /* A previous build that cannot be read is not an error: parse all. */
         if (p == NULL || cn_records_open(p, &langs, &prev) < 0) prev = NULL;
         free(p);
@@ -820,16 +909,11 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
     }
     mark(res, &tm, CN_STAGE_PARSE);
 
-    /* time and process tell builds of different processes apart; the
-     * sequence, two builds of one process within the same second */
-    snprintf(gen, sizeof gen, "gen-%ld-%ld-%u", (long)time(NULL), (long)getpid(),
-             atomic_fetch_add(&generation_seq, 1u));
     {
         cn_buf b = CN_BUF_INIT;
         cn_buf_printf(&b, "%s/%s.tmp", cache, gen);
         tmp_dir = cn_buf_steal(&b);
     }
-    collect_garbage(cache, prev_dir ? strrchr(prev_dir, '/') + 1 : NULL);
     if (tmp_dir == NULL || mkdir(tmp_dir, 0755) != 0) {
         rc = cn_error_set(CN_EIO, "cannot create %s: %s", tmp_dir ? tmp_dir : "a build directory",
                           strerror(errno));
@@ -843,11 +927,8 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
             rc = cn_error_set(CN_ENOMEM, "out of memory");
             goto out;
         }
-        if (prev != NULL && (gj.keep = graph_reuse_plan(recs, n, prev, prev_m)) != NULL &&
-            (gj.prev_path = cn_path_join(prev_dir, CN_GRAPH_FILE)) == NULL) {
-            rc = cn_error_set(CN_ENOMEM, "out of memory");
-            goto out;
-        }
+        if (prev != NULL && (gj.prev = graph_opener_wait(&gopen)) != NULL)
+            gj.keep = graph_reuse_plan(recs, n, prev, prev_m);
         progress(o, CN_STAGE_GRAPH, 0, 0, NULL);
         if (pthread_create(&graph_tid, NULL, graph_thread, &gj) == 0) graph_running = true;
         else graph_thread(&gj);   /* no thread to be had: build it here, first */
@@ -898,8 +979,8 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
     if ((rc = write_json(tmp_dir, CN_MANIFEST_FILE, res->manifest)) < 0) goto out;
 
     progress(o, CN_STAGE_PUBLISH, 0, 0, NULL);
+    collector_wait(&gc);   /* done long ago, as a rule */
     if ((rc = publish(cache, tmp_dir, gen)) < 0) goto out;
-    collect_garbage(cache, gen);
     mark(res, &tm, CN_STAGE_PUBLISH);
     res->cache_dir = cache;
     cache = NULL;
@@ -910,7 +991,9 @@ out:
     if (graph_running) pthread_join(graph_tid, NULL);   /* before recs and tmp_dir go */
     free(gj.path);
     free(gj.keep);
-    free(gj.prev_path);
+    cn_graph_close(graph_opener_wait(&gopen));
+    free(gopen.path);
+    collector_wait(&gc);
     if (rc < 0 && tmp_dir) remove_tree(tmp_dir);
     lock_release(lock_fd);
     if (recs)
@@ -925,6 +1008,7 @@ out:
     free(cache);
     free(tmp_dir);
     free(prev_dir);
+    free(cur_dir);
     free(built_at);
     if (rc < 0) {
         json_object_put(res->manifest);

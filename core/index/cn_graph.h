@@ -90,20 +90,20 @@ uint64_t cn_graph_signature(const cn_file_rec *r);
  * change to what cn_graph_resolve produces. */
 #define CN_GRAPH_RESOLVER 2
 
-/* An incremental cn_graph_write: the edges out of the files with keep[i]
- * set are copied from the previous build's graph file `prev_path`, the
- * other files are resolved.  Valid only when the previous build had the
- * same parsed files, in the same order, with the same signatures
- * (cn_graph_signature), under the same CN_GRAPH_RESOLVER; the bytes are
- * then those cn_graph_write would give.  CN_EINVAL or CN_ECORRUPT when the
- * previous graph does not fit (another node count, a damaged file): the
- * caller builds in full. */
-int cn_graph_write_reusing(const cn_file_rec *recs, size_t n, const bool *keep, const char *prev_path,
-                           const char *path, cn_graph_stats *stats);
-
 /* ---- reading ------------------------------------------------------------- */
 
 typedef struct cn_graph cn_graph;
+
+/* An incremental cn_graph_write: the edges out of the files with keep[i]
+ * set are copied from the previous build's graph `prev` (opened with
+ * cn_graph_open), the other files are resolved.  Valid only when the
+ * previous build had the same parsed files, in the same order, with the
+ * same signatures (cn_graph_signature), under the same CN_GRAPH_RESOLVER;
+ * the bytes are then those cn_graph_write would give.  CN_EINVAL or
+ * CN_ECORRUPT when the previous graph does not fit (another node count, a
+ * damaged file): the caller builds in full. */
+int cn_graph_write_reusing(const cn_file_rec *recs, size_t n, const bool *keep, const cn_graph *prev,
+                           const char *path, cn_graph_stats *stats);
 
 typedef struct cn_graph_edge {
     uint32_t node;          /* the other end; UINT32_MAX for an unresolved target

@@ -580,10 +580,9 @@ static int copy_old_edges(const cn_graph__raw *g, const uint32_t *key, uint32_t 
     return 0;
 }
 
-int cn_graph_write_reusing(const cn_file_rec *recs, size_t n, const bool *keep, const char *prev_path,
+int cn_graph_write_reusing(const cn_file_rec *recs, size_t n, const bool *keep, const cn_graph *prev,
                            const char *path, cn_graph_stats *stats)
 {
-    cn_graph *old = NULL;
     cn_graph__raw g;
     cn_graph_tmp_edges tmp = {NULL, 0, 0}, fresh = {NULL, 0, 0};
     uint32_t n_nodes = 0, base = 0, *key = NULL;
@@ -593,11 +592,10 @@ int cn_graph_write_reusing(const cn_file_rec *recs, size_t n, const bool *keep, 
 
     if (only == NULL) return cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
     for (size_t i = 0; i < n; i++) only[i] = !keep[i];
-    if ((rc = cn_graph_open(prev_path, &old)) < 0) goto out;
-    cn_graph__raw_of(old, &g);
+    cn_graph__raw_of(prev, &g);
     if ((rc = cn_graph_resolve(recs, n, only, &fresh, &n_nodes)) < 0) goto out;
     if (n_nodes != g.n_nodes) {
-        rc = cn_error_set(CN_EINVAL, "%s: the previous graph has %u nodes, this build %u", prev_path, g.n_nodes, n_nodes);
+        rc = cn_error_set(CN_EINVAL, "%s: the previous graph has %u nodes, this build %u", path, g.n_nodes, n_nodes);
         goto out;
     }
     /* the last-component offsets of the old unresolved edges */
@@ -608,7 +606,7 @@ int cn_graph_write_reusing(const cn_file_rec *recs, size_t n, const bool *keep, 
     for (uint32_t u = 0; u < g.n_unres; u++) {
         const cn_graph__unres_disk *x = &g.unres_last[u];
         if (x->key < g.edges[x->edge].name) {
-            rc = cn_error_set(CN_ECORRUPT, "%s: an unresolved name's last part is not in the name", prev_path);
+            rc = cn_error_set(CN_ECORRUPT, "%s: in the previous graph, an unresolved name's last part is not in the name", path);
             goto out;
         }
         key[x->edge] = x->key - g.edges[x->edge].name;
@@ -648,6 +646,5 @@ out:
     free(fresh.items);
     free(key);
     free(only);
-    cn_graph_close(old);
     return rc;
 }

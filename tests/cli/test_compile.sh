@@ -122,7 +122,7 @@ check "status: stale after an edit" sh -c '[ '"$rc"' -eq 3 ] && grep -q "1 file(
 cn compile "$repo" --cache-dir "$cache" --json --exclude-dir docs
 check "incremental compile parses exactly the edited file" sh -c 'grep -q "\"parsed\": 1," "$0" && grep -q "\"reused\": 5," "$0"' "$OUT"
 gen2=$(readlink "$cache/current")
-check "a new generation replaced the old one" sh -c '[ "$0" != "$1" ] && [ ! -e "$2/$0" ]' "$gen1" "$gen2" "$cache"
+check "a new generation replaced the old one (kept until the next compile)" sh -c '[ "$0" != "$1" ] && [ -d "$2/$0" ]' "$gen1" "$gen2" "$cache"
 cp "$cache/$gen2/nodes.bin" "$TMPBASE/nodes.incremental"
 cp "$cache/$gen2/bm25.bin" "$TMPBASE/bm25.incremental"
 cn compile "$repo" --cache-dir "$cache" --json --rebuild --exclude-dir docs
@@ -253,8 +253,24 @@ if [ -d "$big" ]; then
     CODENIB_SKILLS_PATH= $CN_RUN "$CODENIB" run bm25_search --repo "$big" --cache-dir "$TMPBASE/bigcache" --args '{"query": "json decoder", "top_k": 1, "names_only": true}' >"$OUT" 2>"$ERR"
     check "and it serves queries" out_has '"node_name":'
   done
+  # once parsing is done (the build's directory appears), the generation
+  # being served must still be whole -- with --rebuild too
+  before=$(readlink "$TMPBASE/bigcache/current")
+  "$CODENIB" compile "$big" --cache-dir "$TMPBASE/bigcache" --quiet --rebuild &
+  pid=$!
+  i=0
+  while [ $i -lt 600 ] && ! ls -d "$TMPBASE"/bigcache/gen-*.tmp >/dev/null 2>&1; do sleep 0.05; i=$((i + 1)); done
+  check "a --rebuild past parsing: the served generation is whole" sh -c 'test -f "$0/$1/nodes.bin" && test -f "$0/$1/bm25.bin"' "$TMPBASE/bigcache" "$before"
+  kill -9 $pid 2>/dev/null
+  wait $pid 2>/dev/null
+  check "and after SIGKILL there, it is still current" sh -c '[ "$(readlink "$0/current")" = "$1" ]' "$TMPBASE/bigcache" "$before"
   "$CODENIB" compile "$big" --cache-dir "$TMPBASE/bigcache" --quiet
-  check "the next compile cleans up after the killed ones" sh -c '[ $(ls -d "$0"/gen-* | wc -l) -eq 1 ]' "$TMPBASE/bigcache"
+  after=$(readlink "$TMPBASE/bigcache/current")
+  check "the next compile cleans up after the killed ones, keeping the generation it replaced" sh -c \
+    '[ "$(cd "$0" && ls -d gen-* | sort | tr "\n" " ")" = "$(printf "%s\n%s\n" "$1" "$2" | sort | tr "\n" " ")" ]' \
+    "$TMPBASE/bigcache" "$before" "$after"
+  "$CODENIB" compile "$big" --cache-dir "$TMPBASE/bigcache" --quiet
+  check "which the compile after it removes" sh -c '[ ! -e "$0/$1" ] && [ -d "$0/$(readlink "$0/current")" ] && [ $(ls -d "$0"/gen-* | wc -l) -eq 2 ]' "$TMPBASE/bigcache" "$before"
 else
   echo "# /usr/lib/python3.11 is absent: SIGKILL checks skipped"
 fi
