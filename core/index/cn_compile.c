@@ -794,6 +794,7 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
     bool graph_running = false;
     uint64_t started_ns;
     int lock_fd = -1, rc;
+    bool syncing = false;
 
     memset(res, 0, sizeof *res);
     memset(&graph_stats, 0, sizeof graph_stats);
@@ -919,6 +920,9 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
                           strerror(errno));
         goto out;
     }
+    /* its files are synced on a thread while the next ones are built */
+    if ((rc = cn_fsync_dir_begin(tmp_dir)) < 0) goto out;
+    syncing = true;
     built_at = iso_now();
     if (wants(o, "graph")) {
         gj.recs = recs;
@@ -980,7 +984,8 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
 
     progress(o, CN_STAGE_PUBLISH, 0, 0, NULL);
     collector_wait(&gc);   /* done long ago, as a rule */
-    if ((rc = publish(cache, tmp_dir, gen)) < 0) goto out;
+    syncing = false;
+    if ((rc = cn_fsync_dir_finish(tmp_dir)) < 0 || (rc = publish(cache, tmp_dir, gen)) < 0) goto out;
     mark(res, &tm, CN_STAGE_PUBLISH);
     res->cache_dir = cache;
     cache = NULL;
@@ -994,6 +999,11 @@ out:
     cn_graph_close(graph_opener_wait(&gopen));
     free(gopen.path);
     collector_wait(&gc);
+    if (syncing) {   /* failed already: its error stands */
+        cn_error saved = *cn_error_last();
+        cn_fsync_dir_finish(tmp_dir);
+        cn_error_set(saved.code, "%s", saved.message);
+    }
     if (rc < 0 && tmp_dir) remove_tree(tmp_dir);
     lock_release(lock_fd);
     if (recs)

@@ -169,9 +169,12 @@ int cn_idx_writer_write(cn_idx_writer *w, const char *path)
             if (sz) rc = write_all(fd, w->sections[i].data, sz, tmp.data);
             if (rc == 0 && align8(sz) > sz) rc = write_all(fd, zeros, align8(sz) - sz, tmp.data);
         }
-        if (rc == 0 && fsync(fd) != 0)
+        if (rc == 0 && cn_fsync_defer(fd, tmp.data)) {
+            fd = -1;   /* synced later, before its directory is published */
+        } else if (rc == 0 && fsync(fd) != 0) {
             rc = cn_error_set(CN_EIO, "%s: fsync failed: %s", tmp.data, strerror(errno));
-        if (close(fd) != 0 && rc == 0)
+        }
+        if (fd >= 0 && close(fd) != 0 && rc == 0)
             rc = cn_error_set(CN_EIO, "%s: close failed: %s", tmp.data, strerror(errno));
         if (rc == 0 && rename(tmp.data, path) != 0)
             rc = cn_error_set(CN_EIO, "%s: cannot rename into place: %s", path, strerror(errno));

@@ -26,7 +26,8 @@ int cn_idx_writer_add(cn_idx_writer *w, uint32_t id, const void *data, size_t si
 /* Adds a section whose bytes the writer takes over (malloc'd). */
 int cn_idx_writer_add_owned(cn_idx_writer *w, uint32_t id, void *data, size_t size);
 /* Writes `path` atomically (temporary file in the same directory, fsync,
- * rename).  The writer stays usable for another path. */
+ * rename; the fsync deferred in a directory under cn_fsync_dir_begin).
+ * The writer stays usable for another path. */
 int cn_idx_writer_write(cn_idx_writer *w, const char *path);
 void cn_idx_writer_free(cn_idx_writer *w);
 

@@ -103,8 +103,12 @@ int cn_file_write_atomic(const char *path, const char *data, size_t len)
     /* mkstemp makes the file private; what is written here is meant to be read */
     if (rc == 0 && fchmod(fd, 0644) != 0)
         rc = cn_error_set(CN_EIO, "%s: chmod failed: %s", tmp.data, strerror(errno));
-    if (rc == 0 && fsync(fd) != 0) rc = cn_error_set(CN_EIO, "%s: fsync failed: %s", tmp.data, strerror(errno));
-    if (close(fd) != 0 && rc == 0) rc = cn_error_set(CN_EIO, "%s: close failed: %s", tmp.data, strerror(errno));
+    if (rc == 0 && cn_fsync_defer(fd, tmp.data)) {
+        fd = -1;   /* synced later, before its directory is published */
+    } else if (rc == 0 && fsync(fd) != 0) {
+        rc = cn_error_set(CN_EIO, "%s: fsync failed: %s", tmp.data, strerror(errno));
+    }
+    if (fd >= 0 && close(fd) != 0 && rc == 0) rc = cn_error_set(CN_EIO, "%s: close failed: %s", tmp.data, strerror(errno));
     if (rc == 0 && rename(tmp.data, path) != 0)
         rc = cn_error_set(CN_EIO, "%s: cannot rename into place: %s", path, strerror(errno));
     if (rc < 0) unlink(tmp.data);

@@ -76,8 +76,22 @@ bool cn_str_has_suffix(const char *s, const char *suffix);
 int cn_file_read(const char *path, size_t max_bytes, char **out, size_t *len);
 /* Writes data[0, len) to `path` all or nothing: a temporary file beside
  * it (mode 0644), fsync, rename.  A reader never sees half a file and a
- * crash leaves the old one.  Errors (CN_EIO, CN_ENOMEM) name the path. */
+ * crash leaves the old one.  Errors (CN_EIO, CN_ENOMEM) name the path.
+ * In a directory under cn_fsync_dir_begin, the fsync is deferred. */
 int cn_file_write_atomic(const char *path, const char *data, size_t len);
+
+/* Deferred fsync for a directory nothing reads before it is published (a
+ * build's): files written directly in `dir` are renamed into place at once
+ * and synced on a thread of the directory's own (cn_fsync_defer) while
+ * the writers go on; cn_fsync_dir_finish waits for every one and reports
+ * the first failure (CN_EIO, naming the file).  Without a thread, begin
+ * still succeeds and files are synced as they are written.  CN_ENOMEM. */
+int cn_fsync_dir_begin(const char *dir);
+/* When the directory holding `path` is under cn_fsync_dir_begin: takes fd
+ * over (it is synced and closed later) and returns true; else false, and
+ * the caller syncs and closes it. */
+bool cn_fsync_defer(int fd, const char *path);
+int cn_fsync_dir_finish(const char *dir);
 /* printf into a new string; NULL on ENOMEM. */
 char *cn_strprintf(const char *fmt, ...) CN_PRINTF(1, 2);
 
