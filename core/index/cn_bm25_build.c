@@ -566,9 +566,57 @@ static int term_order(const unsigned char *a, size_t alen, const unsigned char *
     return c ? c : (alen > blen) - (alen < blen);
 }
 
+/* The kept documents as runs: old documents [lo, hi) become lo + delta ..
+ * hi - 1 + delta.  A one-file edit gives two or three, so a term's kept
+ * postings are a few blocks found by binary search and copied, instead of
+ * one lookup in remap per posting. */
+typedef struct doc_run {
+    uint32_t lo, hi;
+    int64_t delta;
+} doc_run;
+
+#define MAX_RUNS 16
+/* Shorter posting lists are merged posting by posting: cheaper than two
+ * binary searches per run. */
+#define RUN_MIN_POSTINGS 32
+
+/* The runs of remap[0, n_old), or 0 when there are more than MAX_RUNS or
+ * they do not keep the documents' order within [0, n_docs) (the posting by
+ * posting merge then checks and says so). */
+static size_t doc_runs(const uint32_t *remap, uint32_t n_old, uint32_t n_docs, doc_run *runs)
+{
+    size_t k = 0;
+    uint64_t out_end = 0;   /* where the last run's documents end */
+    for (uint32_t d = 0; d < n_old;) {
+        uint32_t lo = d, base = remap[d];
+        if (base == UINT32_MAX) {
+            d++;
+            continue;
+        }
+        while (d < n_old && remap[d] != UINT32_MAX && remap[d] == base + (d - lo)) d++;
+        if (k == MAX_RUNS || base < out_end || (uint64_t)base + (d - lo) > n_docs) return 0;
+        runs[k++] = (doc_run){lo, d, (int64_t)base - (int64_t)lo};
+        out_end = (uint64_t)base + (d - lo);
+    }
+    return k;
+}
+
+/* The first posting in [a, ae) for a document >= doc. */
+static uint64_t first_at(const uint32_t *postings, uint64_t a, uint64_t ae, uint32_t doc)
+{
+    while (a < ae) {
+        uint64_t mid = a + (ae - a) / 2;
+        if (postings[2 * mid] < doc) a = mid + 1;
+        else ae = mid;
+    }
+    return a;
+}
+
 int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32_t *remap, uint32_t n_docs,
                          const char *path)
 {
+    doc_run runs[MAX_RUNS];
+    size_t n_runs;
     cn_bm25__view v;
     sort_ent *ents = NULL;
     uint64_t *end = NULL, np = 0;
@@ -592,6 +640,7 @@ int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32
         return cn_error_set(CN_ENOMEM, "%s: bm25: out of memory writing the index", path);
     }
     if ((end = place_log(bld, ents, newp)) == NULL) rc = CN_ENOMEM;
+    n_runs = doc_runs(remap, v.n_docs, n_docs, runs);
     /* both term lists are sorted: walk them together */
     while (rc == 0 && (i < v.n_terms || j < bld->n_terms)) {
         const unsigned char *os = i < v.n_terms ? v.terms + v.term_offs[i] : NULL;
@@ -609,7 +658,41 @@ int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32
             b = be - t->n;
         }
         /* the kept old postings, renumbered (in order, as documents keep
-         * their order), with the new ones put in between */
+         * their order), with the new ones put in between: a long list by
+         * runs of kept documents when there are few, else posting by
+         * posting */
+        for (size_t r = 0; ae - a > RUN_MIN_POSTINGS && r < n_runs && rc == 0; r++) {
+            uint64_t p = first_at(v.postings, a, ae, runs[r].lo), q = first_at(v.postings, p, ae, runs[r].hi);
+            uint32_t out_lo = (uint32_t)(runs[r].lo + runs[r].delta), prev_d = 0;
+            for (; b < be && newp[2 * b] < out_lo; b++) {   /* new documents before the run */
+                if ((int64_t)newp[2 * b] <= last) {
+                    rc = CN_ECORRUPT;
+                    break;
+                }
+                last = newp[2 * b];
+                x.postings[2 * np] = newp[2 * b];
+                x.postings[2 * np + 1] = newp[2 * b + 1];
+                np++;
+            }
+            if (runs[r].delta == 0 && q > p) {   /* the numbers stay: the block as it is */
+                memcpy(x.postings + 2 * np, v.postings + 2 * p, (size_t)(q - p) * 8);
+                np += q - p;
+            }
+            for (uint64_t k = p; runs[r].delta != 0 && k < q && rc == 0; k++) {
+                uint32_t d = v.postings[2 * k];
+                if ((k > p && d <= prev_d) || d >= runs[r].hi) rc = CN_ECORRUPT;   /* prev is not in order */
+                prev_d = d;
+                x.postings[2 * np] = (uint32_t)(d + runs[r].delta);
+                x.postings[2 * np + 1] = v.postings[2 * k + 1];
+                np++;
+            }
+            if (q > p) {
+                if ((int64_t)(uint32_t)(v.postings[2 * p] + runs[r].delta) <= last) rc = CN_ECORRUPT;
+                last = (uint32_t)(v.postings[2 * (q - 1)] + runs[r].delta);
+            }
+            a = q;
+        }
+        if (n_runs > 0 && ae - a > RUN_MIN_POSTINGS) a = ae;   /* the rest are of dropped documents */
         for (;;) {
             uint32_t nb = b < be ? newp[2 * b] : UINT32_MAX;
             for (; a < ae; a++) {   /* old documents before nb */
