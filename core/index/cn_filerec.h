@@ -60,6 +60,9 @@ typedef struct cn_file_rec {
     cn_buf pool;             /* NUL-separated strings */
     bool reused;             /* taken from the previous build, not parsed */
     bool unread;             /* ... by its stamp alone: not even read */
+    bool borrowed;           /* nodes, refs and pool are the previous build's
+                                records file, mapped read-only (cn_records.c):
+                                not to be freed or written */
 
     /* BM25 input, computed once per content (cn_docterms.c): document k is
      * the file node for k = 0, node k-1 otherwise; its distinct terms with

@@ -518,14 +518,14 @@ static int write_edges(cn_graph_tmp_edges tmp, uint32_t n_nodes, const cn_graph_
     meta[2] = n_in;
     meta[3] = n_unres;
     if ((rc = cn_idx_writer_new(CN_GRAPH_MAGIC, CN_GRAPH_VERSION, &w)) < 0) goto out;
-    if ((rc = cn_idx_writer_add(w, CN_GRAPH__META, meta, sizeof meta)) < 0 ||
-        (rc = cn_idx_writer_add(w, CN_GRAPH__OUT_OFFS, out_offs, ((size_t)n_nodes + 1) * sizeof *out_offs)) < 0 ||
-        (rc = cn_idx_writer_add(w, CN_GRAPH__EDGES, edges, ne * sizeof *edges)) < 0 ||
-        (rc = cn_idx_writer_add(w, CN_GRAPH__IN_OFFS, in_offs, ((size_t)n_nodes + 1) * sizeof *in_offs)) < 0 ||
-        (rc = cn_idx_writer_add(w, CN_GRAPH__IN_EDGES, in_edges, (size_t)n_in * sizeof *in_edges)) < 0 ||
-        (rc = cn_idx_writer_add(w, CN_GRAPH__UNRES_NAME, unres_name, (size_t)n_unres * sizeof *unres_name)) < 0 ||
-        (rc = cn_idx_writer_add(w, CN_GRAPH__UNRES_LAST, unres_last, (size_t)n_unres * sizeof *unres_last)) < 0 ||
-        (rc = cn_idx_writer_add(w, CN_GRAPH__STRTAB, st.buf.data, st.buf.len)) < 0)
+    if ((rc = cn_idx_writer_add_ref(w, CN_GRAPH__META, meta, sizeof meta)) < 0 ||
+        (rc = cn_idx_writer_add_ref(w, CN_GRAPH__OUT_OFFS, out_offs, ((size_t)n_nodes + 1) * sizeof *out_offs)) < 0 ||
+        (rc = cn_idx_writer_add_ref(w, CN_GRAPH__EDGES, edges, ne * sizeof *edges)) < 0 ||
+        (rc = cn_idx_writer_add_ref(w, CN_GRAPH__IN_OFFS, in_offs, ((size_t)n_nodes + 1) * sizeof *in_offs)) < 0 ||
+        (rc = cn_idx_writer_add_ref(w, CN_GRAPH__IN_EDGES, in_edges, (size_t)n_in * sizeof *in_edges)) < 0 ||
+        (rc = cn_idx_writer_add_ref(w, CN_GRAPH__UNRES_NAME, unres_name, (size_t)n_unres * sizeof *unres_name)) < 0 ||
+        (rc = cn_idx_writer_add_ref(w, CN_GRAPH__UNRES_LAST, unres_last, (size_t)n_unres * sizeof *unres_last)) < 0 ||
+        (rc = cn_idx_writer_add_ref(w, CN_GRAPH__STRTAB, st.buf.data, st.buf.len)) < 0)
         goto out;
     if ((rc = cn_idx_writer_write(w, path)) < 0) goto out;
     s.nodes = n_nodes;

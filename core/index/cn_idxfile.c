@@ -100,6 +100,11 @@ int cn_idx_writer_add_owned(cn_idx_writer *w, uint32_t id, void *data, size_t si
     return add(w, id, data, size, 1);
 }
 
+int cn_idx_writer_add_ref(cn_idx_writer *w, uint32_t id, const void *data, size_t size)
+{
+    return add(w, id, (void *)data, size, 0);   /* never written through, never freed */
+}
+
 static int write_all(int fd, const void *buf, size_t n, const char *path)
 {
     const unsigned char *p = buf;

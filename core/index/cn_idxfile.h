@@ -25,6 +25,10 @@ int cn_idx_writer_new(const char magic[CN_IDX_MAGIC_LEN], uint32_t version, cn_i
 int cn_idx_writer_add(cn_idx_writer *w, uint32_t id, const void *data, size_t size);
 /* Adds a section whose bytes the writer takes over (malloc'd). */
 int cn_idx_writer_add_owned(cn_idx_writer *w, uint32_t id, void *data, size_t size);
+/* Adds a section by reference: its bytes are neither copied nor freed, and
+ * must stay as they are until the writer is written and freed (a copy of a
+ * large array is as many fresh pages). */
+int cn_idx_writer_add_ref(cn_idx_writer *w, uint32_t id, const void *data, size_t size);
 /* Writes `path` atomically (temporary file in the same directory, fsync,
  * rename; the fsync deferred in a directory under cn_fsync_dir_begin).
  * The writer stays usable for another path. */

@@ -233,13 +233,13 @@ int cn_nodes_write(const cn_file_rec *recs, size_t n, const char *path, uint32_t
     meta[2] = (uint32_t)n_langs;
     meta[3] = 0;
     if ((rc = cn_idx_writer_new(NODES_MAGIC, NODES_VERSION, &w)) < 0) goto out;
-    if ((rc = cn_idx_writer_add(w, S_META, meta, sizeof meta)) < 0 ||
-        (rc = cn_idx_writer_add(w, S_NODES, nodes, n_nodes * sizeof *nodes)) < 0 ||
-        (rc = cn_idx_writer_add(w, S_FILES, files, n_files * sizeof *files)) < 0 ||
-        (rc = cn_idx_writer_add(w, S_STRTAB, st.buf.data, st.buf.len)) < 0 ||
-        (rc = cn_idx_writer_add(w, S_LANGS, langs, n_langs * sizeof *langs)) < 0 ||
-        (rc = cn_idx_writer_add(w, S_BYNAME, byname, n_nodes * sizeof *byname)) < 0 ||
-        (rc = cn_idx_writer_add(w, S_BYQUAL, byqual, n_nodes * sizeof *byqual)) < 0)
+    if ((rc = cn_idx_writer_add_ref(w, S_META, meta, sizeof meta)) < 0 ||
+        (rc = cn_idx_writer_add_ref(w, S_NODES, nodes, n_nodes * sizeof *nodes)) < 0 ||
+        (rc = cn_idx_writer_add_ref(w, S_FILES, files, n_files * sizeof *files)) < 0 ||
+        (rc = cn_idx_writer_add_ref(w, S_STRTAB, st.buf.data, st.buf.len)) < 0 ||
+        (rc = cn_idx_writer_add_ref(w, S_LANGS, langs, n_langs * sizeof *langs)) < 0 ||
+        (rc = cn_idx_writer_add_ref(w, S_BYNAME, byname, n_nodes * sizeof *byname)) < 0 ||
+        (rc = cn_idx_writer_add_ref(w, S_BYQUAL, byqual, n_nodes * sizeof *byqual)) < 0)
         goto out;
     rc = cn_idx_writer_write(w, path);
     if (rc == 0 && n_nodes_out) *n_nodes_out = (uint32_t)n_nodes;

@@ -18,9 +18,11 @@ void cn_file_rec_clear(cn_file_rec *r)
 {
     free(r->path);
     free(r->error);
-    free(r->nodes);
-    free(r->refs);
-    cn_buf_free(&r->pool);
+    if (!r->borrowed) {
+        free(r->nodes);
+        free(r->refs);
+        cn_buf_free(&r->pool);
+    }
     cn_buf_free(&r->terms);
     free(r->dt);
     free(r->doc_off);

@@ -17,6 +17,7 @@
  * it (a build without a usable one re-parses every file). */
 #include "cn_records.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <sys/types.h>
 #include <string.h>
@@ -47,7 +48,26 @@ typedef struct ref_disk {
     uint32_t line, column, name, target;
 } ref_disk;
 
+/* An opened record's nodes and references are the file's own bytes (the
+ * file stays mapped while the records are open): the disk layouts are
+ * those of cn_rec_node and cn_rec_ref on the little-endian hosts codenib
+ * supports, the kind in the low byte of its word. */
+_Static_assert(sizeof(node_disk) == sizeof(cn_rec_node) && offsetof(cn_rec_node, flags) == offsetof(node_disk, flags) &&
+                   offsetof(cn_rec_node, start_line) == offsetof(node_disk, start) &&
+                   offsetof(cn_rec_node, end_line) == offsetof(node_disk, end) &&
+                   offsetof(cn_rec_node, parent) == offsetof(node_disk, parent) &&
+                   offsetof(cn_rec_node, name) == offsetof(node_disk, name) &&
+                   offsetof(cn_rec_node, qualname) == offsetof(node_disk, qualname) && offsetof(cn_rec_node, kind) == 0,
+               "a node record is read in place");
+_Static_assert(sizeof(ref_disk) == sizeof(cn_rec_ref) && offsetof(cn_rec_ref, from) == offsetof(ref_disk, from) &&
+                   offsetof(cn_rec_ref, line) == offsetof(ref_disk, line) &&
+                   offsetof(cn_rec_ref, column) == offsetof(ref_disk, column) &&
+                   offsetof(cn_rec_ref, name) == offsetof(ref_disk, name) &&
+                   offsetof(cn_rec_ref, target) == offsetof(ref_disk, target) && offsetof(cn_rec_ref, kind) == 0,
+               "a reference record is read in place");
+
 struct cn_records {
+    cn_idx_file *file;     /* mapped: the records' nodes, refs and pools */
     cn_file_rec *recs;
     char **versions;
     uint32_t *docs;        /* per file n_nodes + 1, as opened (records move out) */
@@ -148,7 +168,7 @@ int cn_records_write(const cn_file_rec *recs, size_t n, const cn_langs *langs, u
     refs = NULL;
     if (rc == 0) rc = cn_idx_writer_add_owned(w, S_POOLS, pools, np);
     pools = NULL;
-    if (rc == 0) rc = cn_idx_writer_add(w, S_STRTAB, st.data, st.len);
+    if (rc == 0) rc = cn_idx_writer_add_ref(w, S_STRTAB, st.data, st.len);
     if (rc == 0) rc = cn_idx_writer_add(w, S_META, &started_ns, sizeof started_ns);
     if (rc == 0) rc = cn_idx_writer_write(w, path);
 out:
@@ -222,41 +242,41 @@ int cn_records_open(const char *path, const cn_langs *langs, cn_records **out)
         r->docs[i] = d->n_nodes + 1;
         x->stamp = (cn_file_stamp){d->mtime_ns, d->ctime_ns, d->ino, d->dev};
         r->versions[i] = cn_strdup(st + d->version);
-        x->nodes = malloc((d->n_nodes ? d->n_nodes : 1) * sizeof *x->nodes);
-        x->refs = malloc((d->n_refs ? d->n_refs : 1) * sizeof *x->refs);
-        if (x->path == NULL || r->versions[i] == NULL || x->nodes == NULL || x->refs == NULL ||
-            (d->pool_len && cn_buf_append(&x->pool, pools + d->pool_off, d->pool_len) < 0)) {
+        if (x->path == NULL || r->versions[i] == NULL) {
             rc = cn_error_set(CN_ENOMEM, "out of memory");
             goto fail;
         }
-        x->n_nodes = x->cap_nodes = d->n_nodes;
-        x->n_refs = x->cap_refs = d->n_refs;
         for (uint32_t k = 0; k < d->n_nodes; k++) {
             const node_disk *y = &nodes[d->node0 + k];
-            if (y->name >= d->pool_len || y->qualname >= d->pool_len ||
+            if (y->kind > UINT8_MAX || y->name >= d->pool_len || y->qualname >= d->pool_len ||
                 (y->parent != -1 && (y->parent < 0 || (uint32_t)y->parent >= k))) {
                 rc = bad(path, "node out of bounds");
                 goto fail;
             }
-            x->nodes[k] = (cn_rec_node){(uint8_t)y->kind, y->flags, y->start, y->end, y->parent, y->name,
-                                        y->qualname};
         }
         for (uint32_t k = 0; k < d->n_refs; k++) {
             const ref_disk *y = &refs[d->ref0 + k];
-            if (y->name >= d->pool_len || (y->target != UINT32_MAX && y->target >= d->pool_len) ||
+            if (y->kind > UINT8_MAX || y->name >= d->pool_len || (y->target != UINT32_MAX && y->target >= d->pool_len) ||
                 (y->from != -1 && (y->from < 0 || (uint32_t)y->from >= d->n_nodes))) {
                 rc = bad(path, "reference out of bounds");
                 goto fail;
             }
-            x->refs[k] = (cn_rec_ref){(uint8_t)y->kind, y->from, y->line, y->column, y->name, y->target};
         }
+        /* read in place, not copied (the file is mapped read-only) */
+        x->borrowed = true;
+        x->nodes = (cn_rec_node *)(uintptr_t)(nodes ? nodes + d->node0 : NULL);
+        x->refs = (cn_rec_ref *)(uintptr_t)(refs ? refs + d->ref0 : NULL);
+        x->n_nodes = d->n_nodes;
+        x->n_refs = d->n_refs;
+        x->pool.data = (char *)(uintptr_t)(d->pool_len ? pools + d->pool_off : NULL);
+        x->pool.len = d->pool_len;
     }
-    cn_idx_close(f);
+    r->file = f;
     *out = r;
     return 0;
 fail:
-    cn_idx_close(f);
     cn_records_close(r);
+    cn_idx_close(f);
     return rc;
 }
 
@@ -362,5 +382,6 @@ void cn_records_close(cn_records *r)
     free(r->recs);
     free(r->versions);
     free(r->docs);
+    cn_idx_close(r->file);   /* after the records that read it */
     free(r);
 }

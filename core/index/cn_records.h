@@ -26,7 +26,9 @@ int cn_records_open(const char *path, const cn_langs *langs, cn_records **out);
  * changed within the same clock tick as it was read would otherwise look
  * unchanged: git's "racy" case); without, its content hash equals `hash`.
  * A build moves the contents out (cn_file_rec_move): each path at most
- * once, different paths possibly from different threads at once. */
+ * once, different paths possibly from different threads at once.  Their
+ * nodes, references and strings stay in the mapped file (`borrowed`): the
+ * records are closed after the build is done with what it moved out. */
 #define CN_RECORDS_STAMP_MARGIN_NS 2000000000ull
 cn_file_rec *cn_records_match(cn_records *r, const char *path, const cn_file_stamp *stamp, uint64_t size,
                               uint64_t hash, const char *lang_version);
