@@ -138,6 +138,7 @@ typedef struct worker_ctx {
     const cn_walk_file *files;
     cn_file_rec *recs;
     size_t n;
+    const uint32_t *order;    /* the files, largest first */
     atomic_size_t next;
     atomic_size_t done;
     pthread_mutex_t lock;     /* progress callback and first fatal error */
@@ -246,7 +247,7 @@ static void *worker(void *arg)
 
     while ((i = atomic_fetch_add(&c->next, 1)) < c->n) {
         size_t done;
-        parse_one(c, parsers, i);
+        parse_one(c, parsers, c->order ? c->order[i] : i);
         done = atomic_fetch_add(&c->done, 1) + 1;
         if (c->opts->progress) {
             pthread_mutex_lock(&c->lock);
@@ -257,6 +258,24 @@ static void *worker(void *arg)
     for (size_t k = 0; k < MAX_LANGS; k++)
         if (parsers[k]) parsers[k]->destroy(parsers[k]);
     return NULL;
+}
+
+/* Largest files first: the last file a worker takes is then a small one,
+ * and the workers finish together rather than one waiting on another's
+ * big file (a counting sort on the size's power of two, stable). */
+static uint32_t *largest_first(const cn_walk_file *files, size_t n)
+{
+    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+    size_t count[65] = {0}, at[65];
+    if (order == NULL || n > UINT32_MAX) {
+        free(order);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) count[64 - (files[i].size ? 64 - __builtin_clzll(files[i].size) : 0)]++;
+    at[0] = 0;
+    for (int b = 1; b < 65; b++) at[b] = at[b - 1] + count[b - 1];
+    for (size_t i = 0; i < n; i++) order[at[64 - (files[i].size ? 64 - __builtin_clzll(files[i].size) : 0)]++] = (uint32_t)i;
+    return order;
 }
 
 int cn_parse_files(const cn_parse_opts *opts, const cn_walk_file *files, size_t n,
@@ -272,6 +291,7 @@ int cn_parse_files(const cn_parse_opts *opts, const cn_walk_file *files, size_t 
     c->files = files;
     c->recs = recs;
     c->n = n;
+    c->order = largest_first(files, n);   /* NULL: in listing order */
     atomic_init(&c->next, 0);
     atomic_init(&c->done, 0);
     pthread_mutex_init(&c->lock, NULL);
@@ -322,6 +342,7 @@ int cn_parse_files(const cn_parse_opts *opts, const cn_walk_file *files, size_t 
     }
 out:
     pthread_mutex_destroy(&c->lock);
+    free((void *)c->order);
     free(c);
     return rc;
 }
