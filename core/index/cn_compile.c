@@ -436,8 +436,10 @@ static int build_bm25(const cn_compile_opts *o, const cn_file_rec *recs, size_t 
         goto out;
     if (kept > 0) {
         rc = build_bm25_with(o, recs, n, n_nodes, path, remap, from_old, old);
-        if (rc == CN_EINVAL || rc == CN_ECORRUPT)   /* checked on open: a codenib bug, or a file changed under it */
-            rc = cn_error_prefix("the previous BM25 index does not fit this build (compile with --rebuild)");
+        if (rc == CN_EINVAL || rc == CN_ECORRUPT) {   /* checked on open: a codenib bug, or a file changed under it */
+            cn_error e = *cn_error_last();
+            rc = cn_error_set(rc, "%s; compile with --rebuild", e.message);
+        }
         *merged = rc == 0;
     } else {
         rc = build_bm25_with(o, recs, n, n_nodes, path, NULL, NULL, NULL);
