@@ -244,6 +244,16 @@ int cn_cmd_compile(int argc, char **argv)
             json_object_object_add(u, "graph", json_object_new_boolean(res.graph_updated));
             json_object_object_add(out, "updated_from_previous", u);
         }
+        {
+            json_object *f = json_object_new_array();
+            for (size_t i = 0; i < res.failed_paths.len; i++) {
+                json_object *x = json_object_new_object();
+                json_object_object_add(x, "path", json_object_new_string(res.failed_paths.items[i]));
+                json_object_object_add(x, "error", json_object_new_string(res.failed_errors.items[i]));
+                json_object_array_add(f, x);
+            }
+            json_object_object_add(out, "failed_files", f);
+        }
         json_object_object_add(out, "manifest", json_object_get(res.manifest));
         cn_cli_print_json(out, true);
         json_object_put(out);
@@ -257,7 +267,12 @@ int cn_cmd_compile(int argc, char **argv)
             printf("; skipped %zu binary, %zu undecodable, %zu too large, %zu unreadable, %zu failed",
                    res.parse.binary, res.parse.undecodable, res.walk.too_large, res.parse.unreadable,
                    res.parse.failed);
-        printf("\n  nodes:  %u from %llu lines\n", res.n_nodes, (unsigned long long)res.parse.lines);
+        printf("\n");
+        for (size_t i = 0; i < res.failed_paths.len && i < 20; i++)
+            printf("  failed: %s: %s\n", res.failed_paths.items[i], res.failed_errors.items[i]);
+        if (res.failed_paths.len > 20)
+            printf("  failed: ... and %zu more (--json lists them all)\n", res.failed_paths.len - 20);
+        printf("  nodes:  %u from %llu lines\n", res.n_nodes, (unsigned long long)res.parse.lines);
         {
             json_object *g = int_of(int_of(res.manifest, "indexes"), "graph");
             if (g) {

@@ -32,6 +32,9 @@ static void usage(FILE *f)
           "  CODENIB_MODEL        chat model for `query` and model-backed skills (none: offline)\n"
           "  CODENIB_BASE_URL, OPENAI_BASE_URL, CODENIB_API_KEY, OPENAI_API_KEY\n"
           "                       the OpenAI-compatible endpoint and its key\n"
+          "  CODENIB_LIBCURL      the libcurl to load for HTTP (default: the one built against)\n"
+          "  CODENIB_PARSE_TIMEOUT_SCALE  multiplies the time a file's parse may take\n"
+          "                       (5 s + 10 us a byte; a parse that overruns it fails the file)\n"
           "\n"
           "Run 'codenib COMMAND --help' for the options of a command.\n",
           f);

@@ -911,6 +911,13 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
         progress(o, CN_STAGE_PARSE, n, n, NULL);
     }
     mark(res, &tm, CN_STAGE_PARSE);
+    for (size_t i = 0; i < n; i++)
+        if ((recs[i].status == CN_REC_FAILED || recs[i].status == CN_REC_UNREADABLE) &&
+            (cn_strv_push(&res->failed_paths, recs[i].path) < 0 ||
+             cn_strv_push(&res->failed_errors, recs[i].error ? recs[i].error : "failed") < 0)) {
+            rc = cn_error_set(CN_ENOMEM, "out of memory");
+            goto out;
+        }
 
     {
         cn_buf b = CN_BUF_INIT;
@@ -1027,6 +1034,8 @@ out:
         res->manifest = NULL;
         cn_vectors_stats_free(&res->vectors);
         res->has_vectors = false;
+        cn_strv_free(&res->failed_paths);
+        cn_strv_free(&res->failed_errors);
     }
     return rc;
 }
@@ -1037,6 +1046,8 @@ void cn_compile_result_free(cn_compile_result *r)
     free(r->index_dir);
     json_object_put(r->manifest);
     cn_vectors_stats_free(&r->vectors);
+    cn_strv_free(&r->failed_paths);
+    cn_strv_free(&r->failed_errors);
     memset(r, 0, sizeof *r);
 }
 

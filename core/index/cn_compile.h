@@ -65,6 +65,8 @@ typedef struct cn_compile_result {
     double stage_seconds[CN_STAGE_PUBLISH + 1];  /* wall time per stage */
     bool bm25_updated;             /* BM25 merged from the previous build's, not rebuilt */
     bool graph_updated;            /* the graph took the unchanged files' edges from the previous one */
+    cn_strv failed_paths;          /* files left out by a failure (backend error, unreadable) */
+    cn_strv failed_errors;         /* ... and why, in the same order */
 } cn_compile_result;
 
 int cn_compile(const cn_compile_opts *opts, cn_compile_result *result);

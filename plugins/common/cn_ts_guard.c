@@ -3,8 +3,10 @@
 #include "cn_ts_guard.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* The layout of a grammar's TSLanguage, as libtree-sitter reads it. */
 #include <tree_sitter/parser.h>
@@ -35,8 +37,10 @@
  * skipped into an error), a MISSING token inserted in front of a token
  * that is then shifted, or a reduction of at least one entry: so an ERROR
  * node has at most two children per token of the input, plus one.  The
- * tokens are bounded by cn_ts_token_bound(): a token starts a word, or at
- * a byte that is neither a word character nor blank, or it is one of the
+ * tokens are bounded by cn_ts_token_bound(): a token starts a word (or,
+ * in a word that starts with a digit, at any digit after a non-digit and
+ * at the first non-digit: "1a" is two tokens, "0b12a" three), or at a byte
+ * that is neither a word character nor blank, or it is one of the
  * zero-width tokens an external scanner emits (newline, indent, dedent,
  * automatic semicolon), of which a line gets at most three counting each
  * dedent against its indent.  An input of at most 32,767 such tokens can
@@ -207,28 +211,87 @@ static void position_of(const char *src, uint32_t off, uint32_t *row, uint32_t *
 uint32_t cn_ts_token_bound(const char *src, uint32_t len)
 {
     uint64_t n = 0;
-    bool in_word = false;
+    bool in_word = false, number = false, named = false, digit_before = false;
     for (uint32_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)src[i];
-        bool word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-        if (word) {
-            n += !in_word;
+        bool digit = c >= '0' && c <= '9';
+        bool word = digit || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+        if (word && !in_word) {
+            n++;
+            number = digit;   /* a word that starts with a digit may split */
+            named = false;
+        } else if (word && number) {
+            /* "1a" is a number and a name, "0b12" two numbers: another
+             * token may start at each digit after a non-digit, and at the
+             * first non-digit (a name then takes the rest) */
+            if (digit && !digit_before) n++;
+            if (!digit && !named) {
+                n++;
+                named = true;
+            }
+        } else if (word) {
+            /* inside a name: the same token */
         } else if (c == '\n') {
             n += 3;
         } else if (c != ' ' && c != '\t' && c != '\r' && c != '\f' && c != '\v') {
             n++;
         }
         in_word = word;
+        digit_before = digit;
     }
     return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
+uint64_t cn_ts_parse_budget_us(uint32_t len)
+{
+    const char *env = getenv("CODENIB_PARSE_TIMEOUT_SCALE");
+    double scale = env && *env ? strtod(env, NULL) : 1.0, us;
+    if (!(scale > 0) || scale > 1e6) scale = 1.0;   /* nonsense: the default */
+    us = (double)(CN_TS_PARSE_TIMEOUT_BASE_US + CN_TS_PARSE_TIMEOUT_US_PER_BYTE * (uint64_t)len) * scale;
+    return us < 1 ? 1 : (uint64_t)us;
+}
+
+const char *cn_ts_no_tree_reason(const cn_ts_guard_result *res, char *buf, size_t size)
+{
+    if (res != NULL && res->timed_out)
+        snprintf(buf, size, "parsing gave up after %.1f s: error recovery this slow means hostile or badly "
+                            "broken input (CODENIB_PARSE_TIMEOUT_SCALE gives it more time)", res->seconds);
+    else
+        snprintf(buf, size, "tree-sitter returned no tree");
+    return buf;
+}
+
+static uint64_t now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
+
+/* One parse within what is left of the time; *left shrinks by what it took
+ * and is 0 once the time is up (a parse without a tree, other than one
+ * canceled by the guard, ran out of it).  libtree-sitter 0.20 adds the
+ * timeout's fraction of a second to the clock without carrying into the
+ * seconds, and then finds the time up as soon as the next second begins:
+ * it is given whole seconds. */
+static TSTree *parse_timed(TSParser *parser, const char *src, uint32_t len, uint64_t *left)
+{
+    uint64_t t0 = now_us(), spent;
+    TSTree *tree;
+    ts_parser_set_timeout_micros(parser, (*left + 999999u) / 1000000u * 1000000u);
+    tree = ts_parser_parse_string(parser, NULL, src, len);
+    spent = now_us() - t0;
+    *left = spent >= *left ? 0 : *left - spent;
+    return tree;
 }
 
 TSTree *cn_ts_parse_guarded(TSParser *parser, const char *src, uint32_t len, const cn_ts_guard_opts *opts,
                             cn_ts_guard_result *res)
 {
-    cn_ts_guard_opts o = {0, 0, 0, 0, 0};
-    cn_ts_guard_result r = {false, false, len, 0, 0, 0};
+    cn_ts_guard_opts o = {0, 0, 0, 0, 0, 0};
+    cn_ts_guard_result r = {false, false, len, 0, 0, 0, false, 0};
     TSTree *tree = NULL;
+    uint64_t old_timeout = ts_parser_timeout_micros(parser), started = now_us(), left;
 
     if (opts != NULL) o = *opts;
     if (o.min_bytes == 0) o.min_bytes = CN_TS_GUARD_MIN_BYTES;
@@ -236,11 +299,15 @@ TSTree *cn_ts_parse_guarded(TSParser *parser, const char *src, uint32_t len, con
     if (o.low <= 0 || o.low > o.high) o.low = o.high < CN_TS_GUARD_LOW ? o.high : CN_TS_GUARD_LOW;
     if (o.retries <= 0) o.retries = CN_TS_GUARD_RETRIES;
     if (o.max_safe_tokens == 0) o.max_safe_tokens = CN_TS_GUARD_SAFE_TOKENS;
+    left = o.timeout_us ? o.timeout_us : cn_ts_parse_budget_us(len);
 
     if (len < o.min_bytes || (o.max_safe_tokens > 0 && cn_ts_token_bound(src, len) <= (uint32_t)o.max_safe_tokens)) {
         r.attempts = 1;
-        tree = ts_parser_parse_string(parser, NULL, src, len);
-        if (tree == NULL) ts_parser_reset(parser);
+        tree = parse_timed(parser, src, len, &left);
+        if (tree == NULL) {
+            ts_parser_reset(parser);
+            r.timed_out = true;
+        }
     } else {
         TSLogger old_logger = ts_parser_logger(parser);
         const size_t *old_flag = ts_parser_cancellation_flag(parser);
@@ -262,14 +329,17 @@ TSTree *cn_ts_parse_guarded(TSParser *parser, const char *src, uint32_t len, con
             ts_parser_set_cancellation_flag(parser, &g.cancel);
             ts_parser_set_logger(parser, (TSLogger){&g, guard_log});
             r.attempts++;
-            tree = ts_parser_parse_string(parser, NULL, src, len);
+            tree = left > 0 ? parse_timed(parser, src, len, &left) : NULL;
             ts_parser_set_logger(parser, (TSLogger){NULL, NULL});
             ts_parser_set_cancellation_flag(parser, NULL);
             if (tree != NULL && !g.tripped) break;
             if (tree != NULL) ts_tree_delete(tree);
             tree = NULL;
             ts_parser_reset(parser);
-            if (!g.tripped) break; /* a failure of its own */
+            if (!g.tripped) { /* not the guard: out of time */
+                r.timed_out = true;
+                break;
+            }
             uint32_t cut = offset_of(src, len, g.safe_row, g.safe_col);
             len = cut < len ? cut : len / 2;
         }
@@ -287,6 +357,8 @@ TSTree *cn_ts_parse_guarded(TSParser *parser, const char *src, uint32_t len, con
             position_of(src, len, &r.cut_row, &r.cut_col);
         }
     }
+    ts_parser_set_timeout_micros(parser, old_timeout);
+    if (r.timed_out) r.seconds = (double)(now_us() - started) / 1e6;
     if (res != NULL) *res = r;
     return tree;
 }

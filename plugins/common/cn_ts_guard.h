@@ -57,6 +57,14 @@
  * 65,536 children: each token is at most one child and one MISSING token
  * before it (see cn_ts_guard.c), so such inputs are parsed unguarded. */
 #define CN_TS_GUARD_SAFE_TOKENS 32767L
+/* The time a parse may take: error recovery on some inputs is worse than
+ * quadratic (96 KB of "1a 1a 1a ..." keeps libtree-sitter 0.20 busy for
+ * minutes), so a parse that overruns this is given up.  Real code parses
+ * at some 100 ns a byte: 5 s plus 10 us a byte leaves a margin of fifty
+ * and more.  The environment variable CODENIB_PARSE_TIMEOUT_SCALE
+ * multiplies it (a slow machine, valgrind). */
+#define CN_TS_PARSE_TIMEOUT_BASE_US 5000000ull
+#define CN_TS_PARSE_TIMEOUT_US_PER_BYTE 10ull
 
 typedef struct cn_ts_guard_opts {
     uint32_t min_bytes; /* inputs shorter than this are parsed unguarded */
@@ -65,6 +73,8 @@ typedef struct cn_ts_guard_opts {
     int retries;        /* after this many cut parses, parse nothing */
     long max_safe_tokens; /* inputs with a token bound of at most this are parsed
                            * unguarded; < 0: guard every input of min_bytes */
+    uint64_t timeout_us; /* every attempt together (rounded up to whole seconds
+                          * for each); 0: cn_ts_parse_budget_us(len) */
 } cn_ts_guard_opts;
 
 typedef struct cn_ts_guard_result {
@@ -74,7 +84,17 @@ typedef struct cn_ts_guard_result {
     uint32_t cut_row;    /* when cut: where the parsed prefix ends, */
     uint32_t cut_col;    /* 0-based line and byte column */
     int attempts;        /* parses run (canceled ones included) */
+    bool timed_out;      /* no tree: the parse overran its time (or had no language) */
+    double seconds;      /* when timed out: how long it ran */
 } cn_ts_guard_result;
+
+/* The time a parse of len bytes is given, in microseconds (see
+ * CN_TS_PARSE_TIMEOUT_BASE_US). */
+uint64_t cn_ts_parse_budget_us(uint32_t len);
+
+/* What to say of a parse that returned no tree, in buf: that it gave up
+ * after its time (res->timed_out), or that tree-sitter returned none. */
+const char *cn_ts_no_tree_reason(const cn_ts_guard_result *res, char *buf, size_t size);
 
 /* Parses src[0, len) with parser, like ts_parser_parse_string(parser,
  * NULL, src, len), under the guard when len >= opts->min_bytes.  A parse
@@ -86,15 +106,18 @@ typedef struct cn_ts_guard_result {
  *
  * opts may be NULL (all defaults); res may be NULL, else it is filled in
  * whatever the outcome.  The parser's logger and cancellation flag are
- * replaced during the call and restored before it returns.  Returns the
- * tree, or NULL when tree-sitter returns none for a reason of its own (a
- * timeout, no language); the parser is then reset. */
+ * replaced during the call and restored before it returns, and so is its
+ * timeout, which bounds every attempt together.  Returns the tree, or NULL
+ * when tree-sitter returns none (res->timed_out: the parse took too long;
+ * else a reason of its own, no language); the parser is then reset. */
 TSTree *cn_ts_parse_guarded(TSParser *parser, const char *src, uint32_t len, const cn_ts_guard_opts *opts,
                             cn_ts_guard_result *res);
 
 /* An upper bound on the tokens any grammar can lex from src[0, len): the
- * words ([A-Za-z0-9_] runs), every other byte that is not blank, and
- * three per newline for zero-width tokens (newline, indent, dedent). */
+ * words ([A-Za-z0-9_] runs; in a word that starts with a digit, also each
+ * later run of digits and its first non-digit, as "1a" lexes as a number
+ * and a name), every other byte that is not blank, and three per newline
+ * for zero-width tokens (newline, indent, dedent). */
 uint32_t cn_ts_token_bound(const char *src, uint32_t len);
 
 /* What cn_ts_blank_deep_nesting() counts (flags, or-ed). */

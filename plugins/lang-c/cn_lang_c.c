@@ -971,7 +971,13 @@ static void handle_macro(c_parser *p, TSNode n)
     vbuf[0] = '{';
     memcpy(vbuf + 1, body, blen);
     memcpy(vbuf + 1 + blen, "\n;}", 4);
-    tree = cn_ts_parse_guarded(p->ts, vbuf, (uint32_t)vlen, NULL, NULL);
+    {
+        /* a macro's body is short: a hundredth of a file's time, so that
+         * many slow ones cannot add up to minutes */
+        cn_ts_guard_opts mo = {0, 0, 0, 0, 0, 0};
+        mo.timeout_us = cn_ts_parse_budget_us((uint32_t)vlen) / 100;
+        tree = cn_ts_parse_guarded(p->ts, vbuf, (uint32_t)vlen, &mo, NULL);
+    }
     if (tree == NULL) {
         free(vbuf);
         return;
@@ -1385,10 +1391,11 @@ static int c_parse(cn_lang_parser *self, const char *path, const char *src, size
     }
     tree = cn_ts_parse_guarded(p->ts, src, (uint32_t)len, NULL, &guard);
     if (tree == NULL) {
+        char why[256];
         free(safe);
         if (p->host && p->host->error_set)
-            return p->host->error_set(err, CN_ERR, "lang-c: %s: tree-sitter returned no tree",
-                                      path ? path : "(input)");
+            return p->host->error_set(err, CN_ERR, "lang-c: %s: %s", path ? path : "(input)",
+                                      cn_ts_no_tree_reason(&guard, why, sizeof why));
         return CN_ERR;
     }
     if (guard.cut && p->host != NULL && p->host->log != NULL)

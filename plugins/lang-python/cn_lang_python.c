@@ -1519,10 +1519,11 @@ static int py_parse(cn_lang_parser *self, const char *path, const char *src, siz
 
     tree = cn_ts_parse_guarded(st->ts, st->src, (uint32_t)len, NULL, &guard);
     if (tree == NULL) {
+        char why[256];
         ts_parser_reset(st->ts);
         free(safe);
         st->src = NULL;
-        return set_error(st, CN_EPARSE, "tree-sitter returned no tree");
+        return set_error(st, CN_EPARSE, cn_ts_no_tree_reason(&guard, why, sizeof why));
     }
     if (guard.cut && st->host != NULL && st->host->log != NULL)
         st->host->log(st->host, CN_LOG_WARNING,

@@ -98,5 +98,26 @@ for yaml in "$CN_BUILDDIR"/_plugins/*/plugin.yaml; do
   done
 done
 
+# Input whose error recovery is worse than quadratic (24 KB of "1a 1a ..."
+# takes libtree-sitter 0.20 seconds, 96 KB minutes): the parse is given up
+# after its time, the file is reported as failed, naming it and why, and the
+# compile goes on.  The time is scaled down here (a 1 s parse).
+if [ -f "$CN_BUILDDIR/_plugins/lang-python/lang_python.so" ]; then
+  repo=$TMPBASE/slowrepo
+  mkdir -p "$repo"
+  rep 8000 '1a ' > "$repo/slow.py"
+  printf 'def quick_parse():\n    return 1\n' > "$repo/fine.py"
+  start=$(date +%s)
+  CODENIB_PARSE_TIMEOUT_SCALE=0.1 cn compile "$repo" --cache-dir "$TMPBASE/slowcache"
+  took=$(( $(date +%s) - start ))
+  check "a parse that overruns its time: the compile succeeds" rc_is 0
+  check "in a bounded time ($took s)" test "$took" -lt 30
+  check "naming the file that failed and why" out_has "failed: slow.py: lang-python: parsing gave up after"
+  cn run bm25_search --repo "$repo" --cache-dir "$TMPBASE/slowcache" --args '{"query": "quick parse", "top_k": 1, "names_only": true}'
+  check "the other files are indexed" out_has "fine.py:quick_parse"
+  CODENIB_PARSE_TIMEOUT_SCALE=0.1 cn compile "$repo" --cache-dir "$TMPBASE/slowcache" --rebuild --json --quiet
+  check "--json lists it under failed_files" sh -c 'tr -d " \n" < "$0" | grep -q "\"failed_files\":\[{\"path\":\"slow.py\",\"error\":\"lang-python:parsinggaveupafter"' "$OUT"
+fi
+
 [ "$tap_n" -gt 0 ] || { echo "1..0 # SKIP no language backend was built"; exit 0; }
 done_testing

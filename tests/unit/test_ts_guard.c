@@ -28,6 +28,9 @@ static void test_bound(void)
     is_int(cn_ts_token_bound("", 0), 0, "bound: nothing in, no token");
     is_int(cn_ts_token_bound("foo_bar1 baz", 12), 2, "bound: a word is one token");
     is_int(cn_ts_token_bound("a.b(c)", 6), 6, "bound: every other non-blank byte is one");
+    is_int(cn_ts_token_bound("1a 42", 5), 3, "bound: a word starting with a digit may be a number and a name");
+    is_int(cn_ts_token_bound("0b12a", 5), 3, "bound: or two numbers and a name");
+    is_int(cn_ts_token_bound("a1b2 _9", 7), 2, "bound: a word starting with a letter is one token");
     is_int(cn_ts_token_bound("x\n\ny", 4), 8, "bound: a newline counts three (newline, indent, dedent)");
     is_int(cn_ts_token_bound(" \t\r\f\v", 5), 0, "bound: blanks count nothing");
     is_int(cn_ts_token_bound("\x01\xc3\xa9", 3), 3, "bound: control and non-ASCII bytes count one each");
