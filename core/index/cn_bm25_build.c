@@ -648,6 +648,7 @@ int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32
         int c = os == NULL ? 1 : j >= bld->n_terms ? -1 : term_order(os, ol, ents[j].s, ents[j].len);
         uint64_t start = np, a = 0, ae = 0, b = 0, be = 0;
         int64_t last = -1;   /* the document last written for this term */
+        bool by_runs;
         if (c <= 0) {
             a = v.post_offs[i];
             ae = v.post_offs[i + 1];
@@ -661,7 +662,8 @@ int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32
          * their order), with the new ones put in between: a long list by
          * runs of kept documents when there are few, else posting by
          * posting */
-        for (size_t r = 0; ae - a > RUN_MIN_POSTINGS && r < n_runs && rc == 0; r++) {
+        by_runs = n_runs > 0 && ae - a > RUN_MIN_POSTINGS;
+        for (size_t r = 0; by_runs && r < n_runs && rc == 0; r++) {
             uint64_t p = first_at(v.postings, a, ae, runs[r].lo), q = first_at(v.postings, p, ae, runs[r].hi);
             uint32_t out_lo = (uint32_t)(runs[r].lo + runs[r].delta), prev_d = 0;
             for (; b < be && newp[2 * b] < out_lo; b++) {   /* new documents before the run */
@@ -692,7 +694,7 @@ int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32
             }
             a = q;
         }
-        if (n_runs > 0 && ae - a > RUN_MIN_POSTINGS) a = ae;   /* the rest are of dropped documents */
+        if (by_runs) a = ae;   /* the rest are of dropped documents */
         for (;;) {
             uint32_t nb = b < be ? newp[2 * b] : UINT32_MAX;
             for (; a < ae; a++) {   /* old documents before nb */

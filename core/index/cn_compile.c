@@ -779,7 +779,8 @@ static atomic_uint generation_seq;
 int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
 {
     double t0 = now_seconds(), tm = t0;
-    char *root = NULL, *cache = NULL, *tmp_dir = NULL, *prev_dir = NULL, *cur_dir = NULL, *built_at = NULL;
+    char *root = NULL, *cache = NULL, *tmp_dir = NULL, *cur_dir = NULL, *built_at = NULL;
+    const char *prev_dir = NULL;   /* cur_dir, when this build may reuse it */
     char gen[64];
     cn_langs langs = {0};
     cn_walk_file *files = NULL;
@@ -878,8 +879,8 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
         rc = cn_error_set(CN_ENOMEM, "out of memory");
         goto out;
     }
-    if (!o->rebuild && cur_dir != NULL && (prev_dir = cn_strdup(cur_dir)) != NULL &&
-        (prev_m = prev_manifest(prev_dir)) != NULL) {
+    if (!o->rebuild) prev_dir = cur_dir;
+    if (prev_dir != NULL && (prev_m = prev_manifest(prev_dir)) != NULL) {
         char *p = cn_path_join(prev_dir, CN_RECORDS_FILE);
         if (wants(o, "graph")) graph_opener_start(&gopen, prev_dir);
         /* A previous build that cannot be read is not an error: parse all. */
@@ -980,7 +981,7 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
     mark(res, &tm, CN_STAGE_GRAPH);
     if (wants(o, "vector")) {
         progress(o, CN_STAGE_VECTORS, 0, res->n_nodes, NULL);
-        rc = cn_vectors_build(&o->vectors, root, tmp_dir, o->rebuild ? NULL : prev_dir,
+        rc = cn_vectors_build(&o->vectors, root, tmp_dir, prev_dir,
                               o->progress ? vectors_progress : NULL, (void *)o, &res->vectors);
         if (rc < 0) goto out;
         res->has_vectors = true;
@@ -1026,7 +1027,6 @@ out:
     free(root);
     free(cache);
     free(tmp_dir);
-    free(prev_dir);
     free(cur_dir);
     free(built_at);
     if (rc < 0) {

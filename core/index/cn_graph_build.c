@@ -263,56 +263,6 @@ typedef struct old_graph {
     uint32_t *scratch;
 } old_graph;
 
-/* Ranks for the union of two string sets, consistent with byte order:
- * olds[0, na) distinct and sorted (a previous graph's), fresh[0, nf) any
- * (repeats allowed).  orank[i] is olds[i]'s, frank[j] fresh[j]'s; equal
- * strings get one rank; every rank < *n_ranks.  Only the distinct fresh
- * strings are sorted, and each is placed among the old by binary search:
- * a re-compile's few new names cost a few comparisons each. */
-static int merge_ranks(const char *const *olds, uint32_t na, const char *const *fresh, uint32_t nf,
-                       uint32_t *orank, uint32_t *frank, uint32_t *n_ranks)
-{
-    uint32_t nd = 0, *pos = NULL, *comb = NULL, r = 0, jr = 0;
-    const char **rep = NULL;
-    bool *eq = NULL;
-    int rc = CN_ENOMEM;
-
-    if (cn_str_ranks(fresh, nf, false, frank, &nd) < 0) return CN_ENOMEM;
-    rep = malloc((nd ? nd : 1) * sizeof *rep);
-    pos = malloc((nd ? nd : 1) * sizeof *pos);
-    comb = malloc((nd ? nd : 1) * sizeof *comb);
-    eq = malloc((nd ? nd : 1) * sizeof *eq);
-    if (rep == NULL || pos == NULL || comb == NULL || eq == NULL) goto done;
-    for (uint32_t j = 0; j < nf; j++) rep[frank[j]] = fresh[j];
-    for (uint32_t d = 0; d < nd; d++) {   /* the first old string >= rep[d] */
-        uint32_t lo = 0, hi = na;
-        while (lo < hi) {
-            uint32_t mid = lo + (hi - lo) / 2;
-            if (strcmp(olds[mid], rep[d]) < 0) lo = mid + 1;
-            else hi = mid;
-        }
-        pos[d] = lo;
-        eq[d] = lo < na && strcmp(olds[lo], rep[d]) == 0;
-    }
-    /* pos[] does not decrease with d (rep is sorted): one walk lays both
-     * sets out in order */
-    for (uint32_t i = 0; i < na; i++) {
-        while (jr < nd && pos[jr] == i && !eq[jr]) comb[jr++] = r++;
-        if (jr < nd && pos[jr] == i && eq[jr]) comb[jr++] = r;
-        orank[i] = r++;
-    }
-    while (jr < nd) comb[jr++] = r++;
-    for (uint32_t j = 0; j < nf; j++) frank[j] = comb[frank[j]];
-    *n_ranks = r;
-    rc = 0;
-done:
-    free(rep);
-    free(pos);
-    free(comb);
-    free(eq);
-    return rc;
-}
-
 /* rank[k] for the unresolved edges idx[0, n) from the previous graph's
  * order of their names (last components: `last`), where those edges came
  * from it, merged with the others'.  The previous graph's names are
@@ -354,7 +304,7 @@ static int ranks_from_old(const old_graph *old, const cn_graph_tmp_edges *tmp, c
             fresh[nf++] = e->name + (last ? e->key : 0);
         }
     }
-    if ((rc = merge_ranks(olds, na, fresh, nf, orank, frank, n_ranks)) < 0) goto done;
+    if ((rc = cn_str_ranks_merge(olds, na, fresh, nf, orank, frank, n_ranks)) < 0) goto done;
     nf = 0;
     for (uint32_t k = 0; k < n; k++) rank[k] = rank[k] == NONE ? frank[nf++] : orank[rank[k]];
     rc = 0;
@@ -560,24 +510,14 @@ int cn_graph_write(const cn_file_rec *recs, size_t n, const char *path, cn_graph
 
 /* Appends the old graph's out-edges of nodes [lo, hi) to tmp; their names
  * point into the old graph's string table. */
-static int copy_old_edges(const cn_graph__raw *g, const uint32_t *key, uint32_t lo, uint32_t hi,
-                          cn_graph_tmp_edges *tmp)
+static void copy_old_edges(const cn_graph__raw *g, const uint32_t *key, uint32_t lo, uint32_t hi,
+                           cn_graph_tmp_edges *tmp)
 {
-    uint32_t a = g->out_offs[lo], b = g->out_offs[hi];
-    if (tmp->len + (b - a) > tmp->cap) {
-        size_t cap = tmp->cap ? tmp->cap : 1024;
-        cn_graph_tmp_edge *p;
-        while (cap < tmp->len + (b - a)) cap *= 2;
-        if ((p = realloc(tmp->items, cap * sizeof *p)) == NULL) return CN_ENOMEM;
-        tmp->items = p;
-        tmp->cap = cap;
-    }
-    for (uint32_t i = a; i < b; i++) {
+    for (uint32_t i = g->out_offs[lo]; i < g->out_offs[hi]; i++) {
         const cn_graph__edge_disk *e = &g->edges[i];
         tmp->items[tmp->len++] = (cn_graph_tmp_edge){e->src, e->resolved ? e->dst : NONE, e->line,
                                                      e->column, g->strtab + e->name, e->resolved ? 0 : key[i], e->type};
     }
-    return 0;
 }
 
 int cn_graph_write_reusing(const cn_file_rec *recs, size_t n, const bool *keep, const cn_graph *prev,
@@ -613,29 +553,25 @@ int cn_graph_write_reusing(const cn_file_rec *recs, size_t n, const bool *keep, 
     }
     /* the edges in source order: each kept file's from the old graph, each
      * other's from the fresh ones (sorted first), so that write_edges finds
-     * them in order and sorts nothing more */
+     * them in order and sorts nothing more.  At most every old edge and
+     * every fresh one: the array is allocated once (out_offs ends at
+     * n_edges, as cn_graph_open checked). */
     if ((fresh.len > 1 && sort_tmp(&fresh, n_nodes) < 0) ||
         (tmp.items = malloc((g.n_edges + fresh.len + 1) * sizeof *tmp.items)) == NULL) {
         rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
         goto out;
     }
     tmp.cap = g.n_edges + fresh.len + 1;
-    for (size_t i = 0; i < n && rc == 0; i++) {
+    for (size_t i = 0; i < n; i++) {
         uint32_t count;
         if (recs[i].status != CN_REC_PARSED) continue;
         count = (uint32_t)recs[i].n_nodes + 1;
-        if (keep[i]) {
-            if (copy_old_edges(&g, key, base, base + count, &tmp) < 0)
-                rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
-        } else {
-            for (; f < fresh.len && fresh.items[f].src < base + count; f++) {
-                if (fresh.items[f].src < base || tmp.len == tmp.cap) break;
-                tmp.items[tmp.len++] = fresh.items[f];
-            }
-        }
+        if (keep[i]) copy_old_edges(&g, key, base, base + count, &tmp);
+        for (; !keep[i] && f < fresh.len && fresh.items[f].src < base + count && fresh.items[f].src >= base; f++)
+            tmp.items[tmp.len++] = fresh.items[f];
         base += count;
     }
-    if (rc == 0 && f != fresh.len)
+    if (f != fresh.len)
         rc = cn_error_set(CN_EINVAL, "%s: an edge of a re-resolved file starts outside it", path);
     if (rc == 0) {
         rc = write_edges(tmp, n_nodes, &g, path, stats);

@@ -263,6 +263,11 @@ static void *worker(void *arg)
 /* Largest files first: the last file a worker takes is then a small one,
  * and the workers finish together rather than one waiting on another's
  * big file (a counting sort on the size's power of two, stable). */
+static int size_class(uint64_t size)   /* 0 for the largest sizes, 64 for none */
+{
+    return size ? __builtin_clzll(size) : 64;
+}
+
 static uint32_t *largest_first(const cn_walk_file *files, size_t n)
 {
     uint32_t *order = malloc((n ? n : 1) * sizeof *order);
@@ -271,10 +276,10 @@ static uint32_t *largest_first(const cn_walk_file *files, size_t n)
         free(order);
         return NULL;
     }
-    for (size_t i = 0; i < n; i++) count[64 - (files[i].size ? 64 - __builtin_clzll(files[i].size) : 0)]++;
+    for (size_t i = 0; i < n; i++) count[size_class(files[i].size)]++;
     at[0] = 0;
     for (int b = 1; b < 65; b++) at[b] = at[b - 1] + count[b - 1];
-    for (size_t i = 0; i < n; i++) order[at[64 - (files[i].size ? 64 - __builtin_clzll(files[i].size) : 0)]++] = (uint32_t)i;
+    for (size_t i = 0; i < n; i++) order[at[size_class(files[i].size)]++] = (uint32_t)i;
     return order;
 }
 

@@ -152,6 +152,50 @@ done:
     return rc;
 }
 
+int cn_str_ranks_merge(const char *const *olds, uint32_t na, const char *const *fresh, uint32_t nf,
+                       uint32_t *orank, uint32_t *frank, uint32_t *n_ranks)
+{
+    uint32_t nd = 0, *pos = NULL, *comb = NULL, r = 0, jr = 0;
+    const char **rep = NULL;
+    bool *eq = NULL;
+    int rc = CN_ENOMEM;
+
+    if (cn_str_ranks(fresh, nf, false, frank, &nd) < 0) return CN_ENOMEM;
+    rep = malloc((nd ? nd : 1) * sizeof *rep);
+    pos = malloc((nd ? nd : 1) * sizeof *pos);
+    comb = malloc((nd ? nd : 1) * sizeof *comb);
+    eq = malloc((nd ? nd : 1) * sizeof *eq);
+    if (rep == NULL || pos == NULL || comb == NULL || eq == NULL) goto done;
+    for (uint32_t j = 0; j < nf; j++) rep[frank[j]] = fresh[j];
+    for (uint32_t d = 0; d < nd; d++) {   /* the first old string >= rep[d] */
+        uint32_t lo = 0, hi = na;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (strcmp(olds[mid], rep[d]) < 0) lo = mid + 1;
+            else hi = mid;
+        }
+        pos[d] = lo;
+        eq[d] = lo < na && strcmp(olds[lo], rep[d]) == 0;
+    }
+    /* pos[] does not decrease with d (rep is sorted): one walk lays both
+     * sets out in order */
+    for (uint32_t i = 0; i < na; i++) {
+        while (jr < nd && pos[jr] == i && !eq[jr]) comb[jr++] = r++;
+        if (jr < nd && pos[jr] == i && eq[jr]) comb[jr++] = r;
+        orank[i] = r++;
+    }
+    while (jr < nd) comb[jr++] = r++;
+    for (uint32_t j = 0; j < nf; j++) frank[j] = comb[frank[j]];
+    *n_ranks = r;
+    rc = 0;
+done:
+    free(rep);
+    free(pos);
+    free(comb);
+    free(eq);
+    return rc;
+}
+
 int cn_rank_order(const uint32_t *rank, size_t n, uint32_t n_ranks, const uint32_t *in, uint32_t *out)
 {
     uint32_t *off = calloc((size_t)n_ranks + 1, sizeof *off);

@@ -17,6 +17,15 @@
  * CN_ENOMEM (nothing set). */
 int cn_str_ranks(const char *const *strs, size_t n, bool interned, uint32_t *rank, uint32_t *n_ranks);
 
+/* Ranks for the union of two string sets, consistent with byte order:
+ * olds[0, na) distinct and sorted (a previous index's), fresh[0, nf) any
+ * (repeats allowed).  orank[i] is olds[i]'s, frank[j] fresh[j]'s; equal
+ * strings get one rank; every rank < *n_ranks.  Only the distinct fresh
+ * strings are sorted, and each is placed among the old by binary search:
+ * a re-compile's few new names cost a few comparisons each.  CN_ENOMEM. */
+int cn_str_ranks_merge(const char *const *olds, uint32_t na, const char *const *fresh, uint32_t nf,
+                       uint32_t *orank, uint32_t *frank, uint32_t *n_ranks);
+
 /* out[] = in[] ordered by rank[i] (every rank < n_ranks), ties in their
  * order in `in`: a stable counting sort.  CN_ENOMEM. */
 int cn_rank_order(const uint32_t *rank, size_t n, uint32_t n_ranks, const uint32_t *in, uint32_t *out);

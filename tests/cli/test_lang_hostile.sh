@@ -116,7 +116,7 @@ if [ -f "$CN_BUILDDIR/_plugins/lang-python/lang_python.so" ]; then
   CODENIB_PARSE_TIMEOUT_SCALE=0.1 cn compile "$repo" --cache-dir "$TMPBASE/slowcache"
   took=$(( $(date +%s) - start ))
   check "a parse that overruns its time: the compile succeeds" rc_is 0
-  check "in a bounded time ($took s)" test "$took" -lt 30
+  check "in about the time it was given (1 s; $took s)" test "$took" -le 3
   check "naming the file that failed and why" out_has "failed: slow.py: lang-python: parsing gave up after"
   cn run bm25_search --repo "$repo" --cache-dir "$TMPBASE/slowcache" --args '{"query": "quick parse", "top_k": 1, "names_only": true}'
   check "the other files are indexed" out_has "fine.py:quick_parse"

@@ -148,5 +148,31 @@ int main(void)
         free(rank);
         free(t);
     }
+    {
+        /* merged ranks: old strings sorted and distinct, fresh ones any
+         * (some equal to old ones, some between, before and after them) */
+        const char *olds[] = {"b", "d", "d.x", "f", "self.get"};
+        const char *fresh[] = {"a", "d", "e", "self.get", "zz", "e", "", "d.w"};
+        const char *all[13];
+        uint32_t orank[5], frank[8], nr = 0, rank[13];
+        bool good = cn_str_ranks_merge(olds, 5, fresh, 8, orank, frank, &nr) == 0;
+        for (int i = 0; i < 5; i++) {
+            all[i] = olds[i];
+            rank[i] = orank[i];
+        }
+        for (int j = 0; j < 8; j++) {
+            all[5 + j] = fresh[j];
+            rank[5 + j] = frank[j];
+        }
+        /* any pair: ranks ordered as strcmp orders the strings */
+        for (int x = 0; good && x < 13; x++)
+            for (int y = 0; good && y < 13; y++) {
+                int c = strcmp(all[x], all[y]);
+                good = rank[x] < nr && ((c < 0) == (rank[x] < rank[y])) && ((c == 0) == (rank[x] == rank[y]));
+            }
+        ok(good, "merged ranks follow strcmp across old and fresh strings, equal ones shared");
+        ok(cn_str_ranks_merge(olds, 5, NULL, 0, orank, frank, &nr) == 0 && nr == 5 && orank[4] == 4,
+           "merged ranks with nothing fresh are the old order");
+    }
     return tap_done();
 }
