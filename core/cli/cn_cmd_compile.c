@@ -250,6 +250,7 @@ int cn_cmd_compile(int argc, char **argv)
                 json_object *x = json_object_new_object();
                 json_object_object_add(x, "path", json_object_new_string(res.failed_paths.items[i]));
                 json_object_object_add(x, "error", json_object_new_string(res.failed_errors.items[i]));
+                json_object_object_add(x, "unchanged", json_object_new_boolean(res.failed_unchanged[i]));
                 json_object_array_add(f, x);
             }
             json_object_object_add(out, "failed_files", f);
@@ -267,9 +268,13 @@ int cn_cmd_compile(int argc, char **argv)
             printf("; skipped %zu binary, %zu undecodable, %zu too large, %zu unreadable, %zu failed",
                    res.parse.binary, res.parse.undecodable, res.walk.too_large, res.parse.unreadable,
                    res.parse.failed);
+        if (res.parse.left_unchanged)
+            printf(" (%zu of them unchanged since the last compile, not tried again: --rebuild retries)",
+                   res.parse.left_unchanged);
         printf("\n");
         for (size_t i = 0; i < res.failed_paths.len && i < 20; i++)
-            printf("  failed: %s: %s\n", res.failed_paths.items[i], res.failed_errors.items[i]);
+            printf("  failed%s: %s: %s\n", res.failed_unchanged[i] ? " (last compile; unchanged since)" : "",
+                   res.failed_paths.items[i], res.failed_errors.items[i]);
         if (res.failed_paths.len > 20)
             printf("  failed: ... and %zu more (--json lists them all)\n", res.failed_paths.len - 20);
         printf("  nodes:  %u from %llu lines\n", res.n_nodes, (unsigned long long)res.parse.lines);
@@ -293,6 +298,30 @@ int cn_cmd_compile(int argc, char **argv)
     }
     cn_compile_result_free(&res);
     return CN_EXIT_OK;
+}
+
+/* "left out: 1 failed (a.py), 2 undecodable" from the manifest's list. */
+static void print_left_out(json_object *list)
+{
+    static const char *const reasons[] = {"failed", "unreadable", "undecodable", "binary"};
+    size_t n = json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
+    const char *sep = "  left out:";
+    if (n == 0) return;
+    for (size_t k = 0; k < sizeof reasons / sizeof *reasons; k++) {
+        size_t count = 0;
+        const char *first = NULL;
+        for (size_t i = 0; i < n; i++) {
+            json_object *x = json_object_array_get_idx(list, i);
+            const char *why = json_object_get_string(int_of(x, "reason"));
+            const char *path = json_object_get_string(int_of(x, "path"));
+            if (why == NULL || path == NULL || strcmp(why, reasons[k]) != 0) continue;
+            if (count++ == 0) first = path;
+        }
+        if (count == 0) continue;
+        printf("%s %zu %s (%s%s)", sep, count, reasons[k], first, count > 1 ? ", ..." : "");
+        sep = ",";
+    }
+    printf("; `status --json` lists them under manifest.left_out\n");
 }
 
 int cn_cmd_status(int argc, char **argv)
@@ -350,6 +379,7 @@ int cn_cmd_status(int argc, char **argv)
         if (st.compiled && st.manifest) {
             json_object *b = int_of(st.manifest, "built_at");
             printf("  built at %s\n", json_object_get_string(b));
+            print_left_out(int_of(st.manifest, "left_out"));
         }
         if (st.has_vectors && st.vectors)
             printf("  vectors: %s, %lld nodes x %lld dimensions by %s in %s%s\n",

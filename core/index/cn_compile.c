@@ -517,6 +517,26 @@ static json_object *vector_entry(const cn_vectors_stats *v, json_object *languag
     return e;
 }
 
+/* The files listed but not indexed, and why: a list for the user, since
+ * the counts alone do not say which files to look at. */
+static json_object *left_out_list(const cn_file_rec *recs, size_t n)
+{
+    static const char *const why[] = {"parsed", "binary", "undecodable", "unreadable", "failed"};
+    json_object *a = json_object_new_array();
+    for (size_t i = 0; i < n; i++) {
+        const cn_file_rec *r = &recs[i];
+        json_object *x;
+        if (r->status == CN_REC_PARSED) continue;
+        x = json_object_new_object();
+        json_object_object_add(x, "path", json_object_new_string(r->path));
+        json_object_object_add(x, "reason", json_object_new_string(why[r->status]));
+        if (r->error) json_object_object_add(x, "error", json_object_new_string(r->error));
+        json_object_object_add(x, "unchanged", json_object_new_boolean(r->reused));
+        json_object_array_add(a, x);
+    }
+    return a;
+}
+
 static json_object *build_manifest(const cn_compile_opts *o, const char *root, const char *dir,
                                    const cn_langs *langs, const cn_walk_file *files, size_t n,
                                    const cn_file_rec *recs, const cn_walk_stats *ws,
@@ -562,10 +582,12 @@ static json_object *build_manifest(const cn_compile_opts *o, const char *root, c
     json_object_object_add(fs, "undecodable", json_object_new_int64((int64_t)ps->undecodable));
     json_object_object_add(fs, "unreadable", json_object_new_int64((int64_t)ps->unreadable));
     json_object_object_add(fs, "failed", json_object_new_int64((int64_t)ps->failed));
+    json_object_object_add(fs, "left_unchanged", json_object_new_int64((int64_t)ps->left_unchanged));
     json_object_object_add(fs, "tests", json_object_new_int64((int64_t)tests));
     json_object_object_add(fs, "lines", json_object_new_int64((int64_t)ps->lines));
     json_object_object_add(fs, "bytes", json_object_new_int64((int64_t)ps->bytes));
     json_object_object_add(m, "files", fs);
+    json_object_object_add(m, "left_out", left_out_list(recs, n));
 
     for (size_t i = 0; i < langs->len; i++) {
         const cn_lang_entry *e = &langs->items[i];
@@ -912,13 +934,19 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
         progress(o, CN_STAGE_PARSE, n, n, NULL);
     }
     mark(res, &tm, CN_STAGE_PARSE);
-    for (size_t i = 0; i < n; i++)
-        if ((recs[i].status == CN_REC_FAILED || recs[i].status == CN_REC_UNREADABLE) &&
-            (cn_strv_push(&res->failed_paths, recs[i].path) < 0 ||
-             cn_strv_push(&res->failed_errors, recs[i].error ? recs[i].error : "failed") < 0)) {
+    if ((res->failed_unchanged = calloc(res->parse.failed + res->parse.unreadable + 1, sizeof(bool))) == NULL) {
+        rc = cn_error_set(CN_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (recs[i].status != CN_REC_FAILED && recs[i].status != CN_REC_UNREADABLE) continue;
+        res->failed_unchanged[res->failed_paths.len] = recs[i].reused;
+        if (cn_strv_push(&res->failed_paths, recs[i].path) < 0 ||
+            cn_strv_push(&res->failed_errors, recs[i].error ? recs[i].error : "failed") < 0) {
             rc = cn_error_set(CN_ENOMEM, "out of memory");
             goto out;
         }
+    }
 
     {
         cn_buf b = CN_BUF_INIT;
@@ -1036,6 +1064,8 @@ out:
         res->has_vectors = false;
         cn_strv_free(&res->failed_paths);
         cn_strv_free(&res->failed_errors);
+        free(res->failed_unchanged);
+        res->failed_unchanged = NULL;
     }
     return rc;
 }
@@ -1048,6 +1078,7 @@ void cn_compile_result_free(cn_compile_result *r)
     cn_vectors_stats_free(&r->vectors);
     cn_strv_free(&r->failed_paths);
     cn_strv_free(&r->failed_errors);
+    free(r->failed_unchanged);
     memset(r, 0, sizeof *r);
 }
 

@@ -67,6 +67,8 @@ typedef struct cn_compile_result {
     bool graph_updated;            /* the graph took the unchanged files' edges from the previous one */
     cn_strv failed_paths;          /* files left out by a failure (backend error, unreadable) */
     cn_strv failed_errors;         /* ... and why, in the same order */
+    bool *failed_unchanged;        /* ... and whether it failed in the last build
+                                      and has not changed since (not retried) */
 } cn_compile_result;
 
 int cn_compile(const cn_compile_opts *opts, cn_compile_result *result);

@@ -49,6 +49,9 @@ typedef struct cn_file_rec {
     bool is_test;
     cn_rec_status status;
     char *error;             /* for CN_REC_FAILED / UNREADABLE */
+    bool lasting;            /* CN_REC_FAILED: the backend gave up on this
+                                content (an error, out of time), not for a
+                                passing cause such as memory */
     uint64_t hash;           /* of the content */
     uint64_t size;
     cn_file_stamp stamp;     /* when it was listed (zero: unknown) */
@@ -77,6 +80,15 @@ typedef struct cn_file_rec {
 static inline const char *cn_rec_str(const cn_file_rec *r, uint32_t off)
 {
     return off == UINT32_MAX ? NULL : r->pool.data + off;
+}
+
+/* Whether a record that is not parsed would be left out again as long as
+ * its content and backend stay the same: then the next build keeps it as
+ * it is (cn_records.h) rather than reading and parsing it again. */
+static inline bool cn_rec_left_out_for_good(const cn_file_rec *r)
+{
+    return r->status == CN_REC_BINARY || r->status == CN_REC_UNDECODABLE ||
+           (r->status == CN_REC_FAILED && r->lasting);
 }
 
 void cn_file_rec_clear(cn_file_rec *r);   /* frees contents, keeps nothing */

@@ -213,27 +213,30 @@ static void parse_one(worker_ctx *c, cn_lang_parser **parsers, size_t i)
         if (len > 0 && src[len - 1] != '\n') lines++;
         r->n_lines = lines;
     }
-    if (memchr(src, '\0', len) != NULL) {
+    /* the same content as last time: parsed, or left out, as it was then
+     * (its stamp is the new one) */
+    if (c->opts->lookup && (old = c->opts->lookup(f->path, NULL, len, r->hash, d->version,
+                                                  c->opts->lookup_data)) != NULL) {
+        reuse(r, old, f);
+    } else if (memchr(src, '\0', len) != NULL) {
         r->status = CN_REC_BINARY;
     } else if (!valid_utf8((const unsigned char *)src, len)) {
         r->status = CN_REC_UNDECODABLE;
     } else {
-        if (c->opts->lookup) old = c->opts->lookup(f->path, NULL, len, r->hash, d->version, c->opts->lookup_data);
-        if (old != NULL) {
-            reuse(r, old, f);   /* same content: its stamp is the new one */
-        } else {
-            cn_error err = {0, ""};
-            cn_lang_sink sink = {(uint32_t)sizeof sink, r, sink_node, sink_ref};
-            if (parsers[slot] == NULL && d->create(&c->host, &parsers[slot], &err) < 0) {
-                r->status = CN_REC_FAILED;
-                r->error = cn_strdup(err.message);
-            } else if (parsers[slot]->parse(parsers[slot], f->path, src, len, &sink, &err) < 0) {
-                r->status = CN_REC_FAILED;
-                r->error = cn_strdup(err.message[0] ? err.message : "the backend failed");
-            } else if (cn_docterms_build(r, src, len) < 0) {
-                r->status = CN_REC_FAILED;
-                r->error = cn_strdup(cn_error_last()->message);
-            }
+        cn_error err = {0, ""};
+        cn_lang_sink sink = {(uint32_t)sizeof sink, r, sink_node, sink_ref};
+        int prc = 0;
+        if (parsers[slot] == NULL && d->create(&c->host, &parsers[slot], &err) < 0) {
+            r->status = CN_REC_FAILED;
+            r->error = cn_strdup(err.message);
+        } else if ((prc = parsers[slot]->parse(parsers[slot], f->path, src, len, &sink, &err)) < 0) {
+            r->status = CN_REC_FAILED;
+            r->error = cn_strdup(err.message[0] ? err.message : "the backend failed");
+            /* the content's fault, unless memory ran out */
+            r->lasting = prc != CN_ENOMEM && err.code != CN_ENOMEM && r->error != NULL;
+        } else if (cn_docterms_build(r, src, len) < 0) {
+            r->status = CN_REC_FAILED;
+            r->error = cn_strdup(cn_error_last()->message);
         }
     }
     free(src);
@@ -331,6 +334,7 @@ int cn_parse_files(const cn_parse_opts *opts, const cn_walk_file *files, size_t 
 
     for (size_t i = 0; i < n; i++) {
         const cn_file_rec *r = &recs[i];
+        if (r->status != CN_REC_PARSED) stats->left_unchanged += r->reused;
         switch (r->status) {
         case CN_REC_PARSED:
             if (r->reused) stats->reused++;

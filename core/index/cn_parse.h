@@ -15,6 +15,9 @@ typedef struct cn_parse_stats {
     size_t undecodable;
     size_t unreadable;
     size_t failed;
+    size_t left_unchanged;  /* of the binary, undecodable and failed, those
+                               left out as the last build did (unchanged
+                               since: not read again, or not parsed) */
     uint64_t bytes;
     uint64_t lines;
 } cn_parse_stats;

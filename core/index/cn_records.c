@@ -1,6 +1,6 @@
 /* Parse records store (see cn_records.h).
  *
- * Sections of "CNRECS\0\0" version 5 (all little-endian u32/u64):
+ * Sections of "CNRECS\0\0" version 6 (all little-endian u32/u64):
  *   1 FILES   per file 96 bytes: path, language, version (STRTAB offsets),
  *             n_lines, hash(u64), size(u64), first node, node count,
  *             first ref, ref count, pool offset, pool length, flags, zero;
@@ -10,7 +10,15 @@
  *   4 POOLS   the files' string pools, concatenated
  *   5 STRTAB  NUL-terminated strings
  *   6 META    u64 when the build began listing files (ns since the epoch)
- * Files are sorted by path (the walk's order).
+ *   7 LEFT    the files left out, per file 72 bytes: path, language,
+ *             version, error (STRTAB offsets), status (cn_rec_status),
+ *             zero, hash(u64), size(u64), then the stamp as in FILES
+ * Files, and left-out files, are sorted by path (the walk's order).
+ *
+ * A file is left out when it is binary, not UTF-8, or its backend gave up
+ * on it (a parse error or a parse out of time): unchanged, with the same
+ * backend, it would be left out again, so the next build takes it as it
+ * was without reading or parsing it (`compile --rebuild` retries it).
  *
  * The files' BM25 terms are not kept here: the build's bm25.bin holds the
  * same counts, and the next build takes an unchanged file's documents from
@@ -25,9 +33,9 @@
 #include "cn_idxfile.h"
 
 #define RECS_MAGIC "CNRECS\0\0"
-#define RECS_VERSION 5
+#define RECS_VERSION 6
 
-enum { S_FILES = 1, S_NODES = 2, S_REFS = 3, S_POOLS = 4, S_STRTAB = 5, S_META = 6 };
+enum { S_FILES = 1, S_NODES = 2, S_REFS = 3, S_POOLS = 4, S_STRTAB = 5, S_META = 6, S_LEFT = 7 };
 
 typedef struct file_disk {
     uint32_t path, language, version, n_lines;
@@ -35,6 +43,12 @@ typedef struct file_disk {
     uint32_t node0, n_nodes, ref0, n_refs, pool_off, pool_len, flags, zero;
     uint64_t mtime_ns, ctime_ns, ino, dev;
 } file_disk;
+
+typedef struct left_disk {
+    uint32_t path, language, version, error, status, zero;
+    uint64_t hash, size;
+    uint64_t mtime_ns, ctime_ns, ino, dev;
+} left_disk;
 
 typedef struct node_disk {
     uint32_t kind, flags, start, end;
@@ -72,6 +86,9 @@ struct cn_records {
     char **versions;
     uint32_t *docs;        /* per file n_nodes + 1, as opened (records move out) */
     size_t n;
+    cn_file_rec *left;     /* the files left out (status not PARSED) */
+    char **left_versions;
+    size_t n_left;
     uint64_t started_ns;   /* of the build that wrote them; 0 unknown */
 };
 
@@ -91,8 +108,9 @@ static uint32_t st_add(cn_buf *b, const char *s)
 int cn_records_write(const cn_file_rec *recs, size_t n, const cn_langs *langs, uint64_t started_ns,
                      const char *path)
 {
-    size_t nf = 0, nn = 0, nr = 0, np = 0;
+    size_t nf = 0, nn = 0, nr = 0, np = 0, nl = 0;
     file_disk *files = NULL;
+    left_disk *left = NULL;
     node_disk *nodes = NULL;
     ref_disk *refs = NULL;
     char *pools = NULL;
@@ -103,6 +121,7 @@ int cn_records_write(const cn_file_rec *recs, size_t n, const cn_langs *langs, u
     /* sizes first, so every section is one allocation filled in place */
     for (size_t i = 0; i < n; i++) {
         const cn_file_rec *r = &recs[i];
+        nl += r->status != CN_REC_PARSED && cn_rec_left_out_for_good(r);
         if (r->status != CN_REC_PARSED) continue;
         nf++;
         nn += r->n_nodes;
@@ -115,16 +134,33 @@ int cn_records_write(const cn_file_rec *recs, size_t n, const cn_langs *langs, u
     nodes = malloc((nn ? nn : 1) * sizeof *nodes);
     refs = malloc((nr ? nr : 1) * sizeof *refs);
     pools = malloc(np ? np : 1);
-    if (!files || !nodes || !refs || !pools) {
+    left = calloc(nl ? nl : 1, sizeof *left);
+    if (!files || !nodes || !refs || !pools || !left) {
         rc = cn_error_set(CN_ENOMEM, "out of memory writing %s", path);
         goto out;
     }
     st_add(&st, "");
-    nf = nn = nr = np = 0;
+    nf = nn = nr = np = nl = 0;
     for (size_t i = 0; i < n; i++) {
         const cn_file_rec *r = &recs[i];
         file_disk *f = &files[nf];
-        if (r->status != CN_REC_PARSED) continue;
+        if (r->status != CN_REC_PARSED) {
+            left_disk *l = &left[nl];
+            if (!cn_rec_left_out_for_good(r)) continue;
+            l->path = st_add(&st, r->path);
+            l->language = st_add(&st, r->language);
+            l->version = st_add(&st, version_of(langs, r->language));
+            l->error = st_add(&st, r->error ? r->error : "");
+            l->status = (uint32_t)r->status;
+            l->hash = r->hash;
+            l->size = r->size;
+            l->mtime_ns = r->stamp.mtime_ns;
+            l->ctime_ns = r->stamp.ctime_ns;
+            l->ino = r->stamp.ino;
+            l->dev = r->stamp.dev;
+            nl++;
+            continue;
+        }
         f->path = st_add(&st, r->path);
         f->language = st_add(&st, r->language);
         f->version = st_add(&st, version_of(langs, r->language));
@@ -170,6 +206,8 @@ int cn_records_write(const cn_file_rec *recs, size_t n, const cn_langs *langs, u
     pools = NULL;
     if (rc == 0) rc = cn_idx_writer_add_ref(w, S_STRTAB, st.data, st.len);
     if (rc == 0) rc = cn_idx_writer_add(w, S_META, &started_ns, sizeof started_ns);
+    if (rc == 0) rc = cn_idx_writer_add_owned(w, S_LEFT, left, nl * sizeof *left);
+    left = NULL;
     if (rc == 0) rc = cn_idx_writer_write(w, path);
 out:
     cn_idx_writer_free(w);
@@ -177,6 +215,7 @@ out:
     free(nodes);
     free(refs);
     free(pools);
+    free(left);
     cn_buf_free(&st);
     return rc;
 }
@@ -194,7 +233,8 @@ int cn_records_open(const char *path, const cn_langs *langs, cn_records **out)
     const ref_disk *refs;
     const char *pools, *st;
     const uint64_t *meta;
-    size_t fsz, nsz, rsz, psz, ssz, msz, n;
+    const left_disk *left;
+    size_t fsz, nsz, rsz, psz, ssz, msz, lsz, n, nl;
     cn_records *r = NULL;
     int rc;
 
@@ -206,15 +246,19 @@ int cn_records_open(const char *path, const cn_langs *langs, cn_records **out)
     pools = cn_idx_section(f, S_POOLS, 0, &psz);
     st = cn_idx_section(f, S_STRTAB, 0, &ssz);
     meta = cn_idx_section(f, S_META, 8, &msz);
-    if ((fsz && !files) || st == NULL || ssz == 0 || st[ssz - 1] != '\0') {
+    left = cn_idx_section(f, S_LEFT, sizeof *left, &lsz);
+    if ((fsz && !files) || (lsz && !left) || st == NULL || ssz == 0 || st[ssz - 1] != '\0') {
         rc = bad(path, "missing sections");
         goto fail;
     }
     n = fsz / sizeof *files;
+    nl = left ? lsz / sizeof *left : 0;
     r = calloc(1, sizeof *r);
     if (r == NULL || (r->recs = calloc(n ? n : 1, sizeof *r->recs)) == NULL ||
         (r->versions = calloc(n ? n : 1, sizeof *r->versions)) == NULL ||
-        (r->docs = calloc(n ? n : 1, sizeof *r->docs)) == NULL) {
+        (r->docs = calloc(n ? n : 1, sizeof *r->docs)) == NULL ||
+        (r->left = calloc(nl ? nl : 1, sizeof *r->left)) == NULL ||
+        (r->left_versions = calloc(nl ? nl : 1, sizeof *r->left_versions)) == NULL) {
         rc = cn_error_set(CN_ENOMEM, "out of memory");
         goto fail;
     }
@@ -271,6 +315,31 @@ int cn_records_open(const char *path, const cn_langs *langs, cn_records **out)
         x->pool.data = (char *)(uintptr_t)(d->pool_len ? pools + d->pool_off : NULL);
         x->pool.len = d->pool_len;
     }
+    for (size_t i = 0; i < nl; i++) {
+        const left_disk *d = &left[i];
+        cn_file_rec *x = &r->left[i];
+        const cn_lang_entry *e;
+        if (d->path >= ssz || d->language >= ssz || d->version >= ssz || d->error >= ssz ||
+            (d->status != CN_REC_BINARY && d->status != CN_REC_UNDECODABLE && d->status != CN_REC_FAILED)) {
+            rc = bad(path, "left-out file out of bounds");
+            goto fail;
+        }
+        r->n_left = i + 1;
+        e = cn_langs_find(langs, st + d->language);
+        x->path = cn_strdup(st + d->path);
+        x->language = e ? e->language : NULL;   /* no backend now: never reused */
+        x->status = (cn_rec_status)d->status;
+        x->lasting = true;
+        x->error = st[d->error] ? cn_strdup(st + d->error) : NULL;
+        x->hash = d->hash;
+        x->size = d->size;
+        x->stamp = (cn_file_stamp){d->mtime_ns, d->ctime_ns, d->ino, d->dev};
+        r->left_versions[i] = cn_strdup(st + d->version);
+        if (x->path == NULL || r->left_versions[i] == NULL || (st[d->error] && x->error == NULL)) {
+            rc = cn_error_set(CN_ENOMEM, "out of memory");
+            goto fail;
+        }
+    }
     r->file = f;
     *out = r;
     return 0;
@@ -280,17 +349,22 @@ fail:
     return rc;
 }
 
-static ssize_t find_path(const cn_records *r, const char *path)
+static ssize_t find_in(const cn_file_rec *recs, size_t n, const char *path)
 {
-    size_t lo = 0, hi = r->n;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(r->recs[mid].path, path);
+        int c = strcmp(recs[mid].path, path);
         if (c == 0) return (ssize_t)mid;
         if (c < 0) lo = mid + 1;
         else hi = mid;
     }
     return -1;
+}
+
+static ssize_t find_path(const cn_records *r, const char *path)
+{
+    return find_in(r->recs, r->n, path);
 }
 
 static bool stamp_trusted(const cn_records *r, const cn_file_rec *x, const cn_file_stamp *st, uint64_t size)
@@ -307,10 +381,19 @@ cn_file_rec *cn_records_match(cn_records *r, const char *path, const cn_file_sta
 {
     ssize_t i = find_path(r, path);
     cn_file_rec *x;
-    if (i < 0) return NULL;
-    x = &r->recs[i];
-    if (x->status != CN_REC_PARSED || lang_version == NULL || strcmp(r->versions[i], lang_version) != 0)
+    const char *version;
+    if (i >= 0) {
+        x = &r->recs[i];
+        version = r->versions[i];
+        if (x->status != CN_REC_PARSED) return NULL;
+    } else if ((i = find_in(r->left, r->n_left, path)) >= 0) {
+        x = &r->left[i];
+        version = r->left_versions[i];
+        if (x->language == NULL || x->status == CN_REC_PARSED) return NULL;   /* or moved out */
+    } else {
         return NULL;
+    }
+    if (lang_version == NULL || strcmp(version, lang_version) != 0) return NULL;
     if (stamp != NULL ? stamp_trusted(r, x, stamp, size) : x->hash == hash && x->size == size) return x;
     return NULL;
 }
@@ -352,7 +435,7 @@ int cn_records_doc_map(const cn_records *r, const cn_file_rec *recs, size_t n, u
 
 bool cn_records_has(const cn_records *r, const char *path)
 {
-    return find_path(r, path) >= 0;
+    return find_path(r, path) >= 0 || find_in(r->left, r->n_left, path) >= 0;
 }
 
 uint64_t cn_records_doc_count(const cn_records *r)
@@ -372,6 +455,11 @@ const cn_file_rec *cn_records_at(const cn_records *r, size_t i)
     return i < r->n ? &r->recs[i] : NULL;
 }
 
+size_t cn_records_left_count(const cn_records *r)
+{
+    return r->n_left;
+}
+
 void cn_records_close(cn_records *r)
 {
     if (r == NULL) return;
@@ -379,8 +467,14 @@ void cn_records_close(cn_records *r)
         cn_file_rec_clear(&r->recs[i]);
         free(r->versions[i]);
     }
+    for (size_t i = 0; i < r->n_left; i++) {
+        cn_file_rec_clear(&r->left[i]);
+        free(r->left_versions[i]);
+    }
     free(r->recs);
     free(r->versions);
+    free(r->left);
+    free(r->left_versions);
     free(r->docs);
     cn_idx_close(r->file);   /* after the records that read it */
     free(r);

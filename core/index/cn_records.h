@@ -11,7 +11,8 @@
 typedef struct cn_records cn_records;
 
 /* Writes the parsed records (without their BM25 terms: the build's own
- * bm25.bin has them; with each file's backend version, taken from
+ * bm25.bin has them), and those of files left out for good
+ * (cn_rec_left_out_for_good), with each file's backend version, taken from
  * the opened backends in `langs`).  `started_ns` is when the build began
  * listing files (CLOCK_REALTIME): stamps older than that, by a margin, can
  * be trusted by the next build (cn_records_match). */
@@ -19,8 +20,9 @@ int cn_records_write(const cn_file_rec *recs, size_t n, const cn_langs *langs, u
                      const char *path);
 /* Loads a records file; language names are mapped onto `langs`. */
 int cn_records_open(const char *path, const cn_langs *langs, cn_records **out);
-/* The record of `path` when it still holds, that is when its backend
- * version matches and:
+/* The record of `path` when it still holds -- parsed, or left out for good
+ * (binary, undecodable, failed: a record with that status and its error) --
+ * that is when its backend version matches and:
  * with `stamp`, its stamp and size equal these and the stamp is older than
  * the build that made it by more than CN_RECORDS_STAMP_MARGIN_NS (a file
  * changed within the same clock tick as it was read would otherwise look
@@ -44,9 +46,12 @@ int cn_records_doc_map(const cn_records *r, const cn_file_rec *recs, size_t n, u
 /* How many documents the build numbered: a file node and each of its
  * nodes, for every record (what its bm25.bin must hold). */
 uint64_t cn_records_doc_count(const cn_records *r);
-/* Whether the build had a record for `path` at all. */
+/* Whether the build had a record for `path` at all, parsed or left out. */
 bool cn_records_has(const cn_records *r, const char *path);
+/* How many files the build parsed (the records cn_records_at numbers), and
+ * how many it left out for good. */
 size_t cn_records_count(const cn_records *r);
+size_t cn_records_left_count(const cn_records *r);
 /* The i-th record as opened; a record taken by a build (cn_file_rec_move)
  * keeps only its path. */
 const cn_file_rec *cn_records_at(const cn_records *r, size_t i);

@@ -181,8 +181,12 @@ int cn_status_check(const char *repo, const char *cache_dir, cn_status *st)
         else if (memchr(src, '\0', len) == NULL) st->added++;  /* binary files are never indexed */
         free(src);
     }
-    if (matched + st->changed < cn_records_count(recs))
-        st->removed = cn_records_count(recs) - matched - st->changed;
+    /* the records count the files left out for good too (cn_records_match
+     * matches them) */
+    {
+        size_t known = cn_records_count(recs) + cn_records_left_count(recs);
+        if (matched + st->changed < known) st->removed = known - matched - st->changed;
+    }
     if (st->changed) reason(st, "%zu file(s) changed since the index was built", st->changed);
     if (st->added) reason(st, "%zu file(s) added since the index was built", st->added);
     if (st->removed) reason(st, "%zu file(s) removed since the index was built", st->removed);

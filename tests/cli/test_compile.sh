@@ -78,6 +78,7 @@ printf 'ignored = True\n' > "$repo/node_modules/dep/index.py"
 printf 'ignored = True\n' > "$repo/build/gen.py"
 printf 'def helper():\n    pass\n' > "$repo/docs/conf.py"
 printf '\000\001binary' > "$repo/pkg/blob.py"
+printf 'name = "caf\351"\n' > "$repo/pkg/latin1.py"
 printf '#!/usr/bin/env python3\nprint("hi")\n' > "$repo/run-me"
 
 cn compile "$repo" --cache-dir "$cache" --json --exclude-dir docs
@@ -86,6 +87,8 @@ check "python files parsed" out_has '"python": {'
 check "c files parsed" out_has '"c": {'
 check "parsed: 3 python files + 1 python shebang script + 2 c files" out_has '"parsed": 6'
 check "binary file skipped and counted" out_has '"binary": 1'
+check "undecodable (not UTF-8) file skipped and counted" out_has '"undecodable": 1'
+check "the manifest names the left-out files and why" sh -c 'tr -d " \n" < "$0" | grep -q "\"left_out\":\[{\"path\":\"pkg/blob.py\",\"reason\":\"binary\",\"unchanged\":false},{\"path\":\"pkg/latin1.py\",\"reason\":\"undecodable\",\"unchanged\":false}\]"' "$OUT"
 check "test file classified" out_has '"tests": 1'
 check "--exclude-dir recorded in the manifest" out_has '"exclude_dirs": ['
 check "manifest has a source fingerprint" out_has '"source_fingerprint": "'
@@ -95,7 +98,8 @@ gen1=$(readlink "$cache/current")
 check "a generation is published" test -f "$cache/$gen1/nodes.bin"
 
 cn status "$repo" --cache-dir "$cache"
-check "status: fresh after a compile" sh -c '[ '"$rc"' -eq 0 ] && grep -q ": fresh" "$0"' "$OUT"
+check "status: fresh after a compile (the files left out are known, not new)" sh -c '[ '"$rc"' -eq 0 ] && grep -q ": fresh" "$0"' "$OUT"
+check "status: names the files left out" out_has "left out: 1 undecodable (pkg/latin1.py), 1 binary (pkg/blob.py)"
 
 cn run bm25_search --repo "$repo" --args '{"query": "acquire free connection", "top_k": 3, "names_only": true}'
 check "bm25_search without the default cache: says the repository is not compiled" sh -c '[ '"$rc"' -eq 1 ] && grep -q "needs a compiled index" "$0"' "$ERR"
@@ -121,6 +125,7 @@ cn status "$repo" --cache-dir "$cache"
 check "status: stale after an edit" sh -c '[ '"$rc"' -eq 3 ] && grep -q "1 file(s) changed" "$0"' "$OUT"
 cn compile "$repo" --cache-dir "$cache" --json --exclude-dir docs
 check "incremental compile parses exactly the edited file" sh -c 'grep -q "\"parsed\": 1," "$0" && grep -q "\"reused\": 5," "$0"' "$OUT"
+check "... and leaves the unchanged binary and undecodable files out as before" out_has '"left_unchanged": 2,'
 gen2=$(readlink "$cache/current")
 check "a new generation replaced the old one (kept until the next compile)" sh -c '[ "$0" != "$1" ] && [ -d "$2/$0" ]' "$gen1" "$gen2" "$cache"
 cp "$cache/$gen2/nodes.bin" "$TMPBASE/nodes.incremental"

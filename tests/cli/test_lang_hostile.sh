@@ -120,6 +120,19 @@ if [ -f "$CN_BUILDDIR/_plugins/lang-python/lang_python.so" ]; then
   check "naming the file that failed and why" out_has "failed: slow.py: lang-python: parsing gave up after"
   cn run bm25_search --repo "$repo" --cache-dir "$TMPBASE/slowcache" --args '{"query": "quick parse", "top_k": 1, "names_only": true}'
   check "the other files are indexed" out_has "fine.py:quick_parse"
+  # The failure is kept with the file's content: unchanged, it is not
+  # parsed again (which would cost its whole time at every compile), and the
+  # index is not stale for it.
+  cn status "$repo" --cache-dir "$TMPBASE/slowcache"
+  check "status: fresh, the failed file is known" sh -c '[ '"$rc"' -eq 0 ] && grep -q ": fresh" "$0" && grep -q "left out: 1 failed (slow.py)" "$0"' "$OUT"
+  CODENIB_PARSE_TIMEOUT_SCALE=0.1 cn compile "$repo" --cache-dir "$TMPBASE/slowcache" --json --quiet
+  check "a re-compile takes the unchanged file's failure as it was, without parsing it" sh -c 'tr -d " \n" < "$0" | grep -q "\"failed_files\":\[{\"path\":\"slow.py\",\"error\":\"lang-python:parsinggaveupafter[^}]*\"unchanged\":true}\]"' "$OUT"
+  check "... and counts it" sh -c 'tr -d " \n" < "$0" | grep -q "\"failed\":1,\"left_unchanged\":1,"' "$OUT"
+  cn compile "$repo" --cache-dir "$TMPBASE/slowcache"
+  check "the summary says it was not tried again" out_has "failed (last compile; unchanged since): slow.py:"
+  printf '1a \n' >> "$repo/slow.py"
+  CODENIB_PARSE_TIMEOUT_SCALE=0.1 cn compile "$repo" --cache-dir "$TMPBASE/slowcache" --json --quiet
+  check "edited, it is parsed again" sh -c 'tr -d " \n" < "$0" | grep -q "\"failed_files\":\[{\"path\":\"slow.py\",[^}]*\"unchanged\":false}\]"' "$OUT"
   CODENIB_PARSE_TIMEOUT_SCALE=0.1 cn compile "$repo" --cache-dir "$TMPBASE/slowcache" --rebuild --json --quiet
   check "--json lists it under failed_files" sh -c 'tr -d " \n" < "$0" | grep -q "\"failed_files\":\[{\"path\":\"slow.py\",\"error\":\"lang-python:parsinggaveupafter"' "$OUT"
 fi
