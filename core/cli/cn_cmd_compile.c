@@ -242,6 +242,7 @@ int cn_cmd_compile(int argc, char **argv)
             json_object *u = json_object_new_object();
             json_object_object_add(u, "bm25", json_object_new_boolean(res.bm25_updated));
             json_object_object_add(u, "graph", json_object_new_boolean(res.graph_updated));
+            json_object_object_add(u, "graph_patched", json_object_new_boolean(res.graph_patched));
             json_object_object_add(out, "updated_from_previous", u);
         }
         {

@@ -687,6 +687,7 @@ typedef struct graph_job {
     bool *keep;          /* files whose edges the previous graph holds, or NULL */
     const cn_graph *prev;   /* that graph */
     bool reused;         /* out: the previous graph's edges were used */
+    bool patched;        /* ... its very sections, with lines moved */
     cn_graph_stats stats;
     int rc;
     cn_error err;   /* the thread's error, when rc < 0 */
@@ -698,7 +699,9 @@ static void *graph_thread(void *data)
     j->rc = CN_ENOTFOUND;
     if (j->keep != NULL) {
         j->rc = cn_graph_write_reusing(j->recs, j->n, j->keep, j->prev, j->path, &j->stats);
-        j->reused = j->rc == 0;
+        j->reused = j->rc >= 0;
+        j->patched = j->rc == 1;
+        if (j->rc > 0) j->rc = 0;
         if (j->rc == CN_EINVAL || j->rc == CN_ECORRUPT || j->rc == CN_ENOTFOUND || j->rc == CN_EUNSUPPORTED) {
             cn_error_clear();   /* the previous graph does not fit: in full */
             j->rc = CN_ENOTFOUND;
@@ -1005,6 +1008,7 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
     }
     graph_stats = gj.stats;
     res->graph_updated = gj.reused;
+    res->graph_patched = gj.patched;
     /* the graph's own time is what it took beyond the nodes and BM25 */
     mark(res, &tm, CN_STAGE_GRAPH);
     if (wants(o, "vector")) {

@@ -65,6 +65,8 @@ typedef struct cn_compile_result {
     double stage_seconds[CN_STAGE_PUBLISH + 1];  /* wall time per stage */
     bool bm25_updated;             /* BM25 merged from the previous build's, not rebuilt */
     bool graph_updated;            /* the graph took the unchanged files' edges from the previous one */
+    bool graph_patched;            /* ... and was its sections, the changed files' lines moved
+                                      (their edges were otherwise the same) */
     cn_strv failed_paths;          /* files left out by a failure (backend error, unreadable) */
     cn_strv failed_errors;         /* ... and why, in the same order */
     bool *failed_unchanged;        /* ... and whether it failed in the last build

@@ -99,9 +99,12 @@ typedef struct cn_graph cn_graph;
  * cn_graph_open), the other files are resolved.  Valid only when the
  * previous build had the same parsed files, in the same order, with the
  * same signatures (cn_graph_signature), under the same CN_GRAPH_RESOLVER;
- * the bytes are then those cn_graph_write would give.  CN_EINVAL or
- * CN_ECORRUPT when the previous graph does not fit (another node count, a
- * damaged file): the caller builds in full. */
+ * the bytes are then those cn_graph_write would give.  Returns 1 when the
+ * re-resolved files' edges differ from their old ones in lines and columns
+ * only, and the previous graph's sections were written with those patched
+ * in; 0 when the graph was assembled from the old edges and the fresh.
+ * CN_EINVAL or CN_ECORRUPT when the previous graph does not fit (another
+ * node count, a damaged file): the caller builds in full. */
 int cn_graph_write_reusing(const cn_file_rec *recs, size_t n, const bool *keep, const cn_graph *prev,
                            const char *path, cn_graph_stats *stats);
 
@@ -213,12 +216,12 @@ int cn_graph_resolve(const cn_file_rec *recs, size_t n, const bool *only, cn_gra
  * valid until cn_graph_close. */
 typedef struct cn_graph__raw {
     const cn_graph__edge_disk *edges;
-    const uint32_t *out_offs;
+    const uint32_t *out_offs, *in_offs, *in_edges;
     const uint32_t *unres_name;
     const cn_graph__unres_disk *unres_last;
     const char *strtab;
     size_t strtab_size;
-    uint32_t n_nodes, n_edges, n_unres;
+    uint32_t n_nodes, n_edges, n_in, n_unres;
 } cn_graph__raw;
 void cn_graph__raw_of(const cn_graph *g, cn_graph__raw *r);
 

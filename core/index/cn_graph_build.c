@@ -225,6 +225,24 @@ static int sort_tmp(cn_graph_tmp_edges *t, uint32_t n_nodes)
     return 0;
 }
 
+/* One destination's in-edges (indexes into edges) in order: by insertion
+ * when short, else with qsort_r. */
+static void sort_in_run(const cn_graph__edge_disk *edges, uint32_t *run, uint32_t len)
+{
+    if (len > SHORT_RUN) {
+        qsort_r(run, len, sizeof *run, cmp_in, (void *)edges);
+        return;
+    }
+    for (uint32_t k = 1; k < len; k++) {
+        uint32_t x = run[k], j = k;
+        while (j > 0 && cmp_in_edge(edges, run[j - 1], x) > 0) {
+            run[j] = run[j - 1];
+            j--;
+        }
+        run[j] = x;
+    }
+}
+
 /* The resolved edges' indexes by (dst, type, line, column, src, index):
  * a counting sort by dst, then each destination's run: by insertion when
  * short, else with qsort_r. */
@@ -236,21 +254,7 @@ static int sort_in(const cn_graph__edge_disk *edges, size_t ne, uint32_t n_nodes
     memcpy(fill, in_offs, ((size_t)n_nodes + 1) * sizeof *fill);
     for (size_t i = 0; i < ne; i++)
         if (edges[i].resolved) in_edges[fill[edges[i].dst]++] = (uint32_t)i;
-    for (uint32_t v = 0; v < n_nodes; v++) {
-        uint32_t *run = in_edges + in_offs[v], len = in_offs[v + 1] - in_offs[v];
-        if (len > SHORT_RUN) {
-            qsort_r(run, len, sizeof *run, cmp_in, (void *)edges);
-            continue;
-        }
-        for (uint32_t k = 1; k < len; k++) {
-            uint32_t x = run[k], j = k;
-            while (j > 0 && cmp_in_edge(edges, run[j - 1], x) > 0) {
-                run[j] = run[j - 1];
-                j--;
-            }
-            run[j] = x;
-        }
-    }
+    for (uint32_t v = 0; v < n_nodes; v++) sort_in_run(edges, in_edges + in_offs[v], in_offs[v + 1] - in_offs[v]);
     free(fill);
     return 0;
 }
@@ -358,6 +362,25 @@ done:
 
 /* ---- writer ----------------------------------------------------------------- */
 
+/* Drops the duplicates of sorted edges (same src, type, dst, line, column;
+ * and name when unresolved: they are adjacent), keeping the first; returns
+ * how many are left. */
+static size_t dedupe_sorted(cn_graph_tmp_edges *t)
+{
+    size_t ne = 0;
+    for (size_t i = 0; i < t->len; i++) {
+        const cn_graph_tmp_edge *e = &t->items[i];
+        if (ne > 0) {
+            const cn_graph_tmp_edge *p = &t->items[ne - 1];
+            if (p->src == e->src && p->type == e->type && p->dst == e->dst && p->line == e->line &&
+                p->column == e->column && (e->dst != NONE || strcmp(p->name, e->name) == 0))
+                continue;
+        }
+        t->items[ne++] = *e;
+    }
+    return ne;
+}
+
 /* Sorts, deduplicates and writes the edges of tmp (which it frees).  With
  * `old` (the previous graph some edges were taken from): names that point
  * into its string table (each string there once) are interned once per
@@ -383,18 +406,7 @@ static int write_edges(cn_graph_tmp_edges tmp, uint32_t n_nodes, const cn_graph_
         rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
         goto out;
     }
-    /* duplicates (same src, type, dst, line, column; and name when
-     * unresolved) are adjacent after sorting: keep the first */
-    for (size_t i = 0; i < tmp.len; i++) {
-        const cn_graph_tmp_edge *e = &tmp.items[i];
-        if (ne > 0) {
-            const cn_graph_tmp_edge *p = &tmp.items[ne - 1];
-            if (p->src == e->src && p->type == e->type && p->dst == e->dst && p->line == e->line &&
-                p->column == e->column && (e->dst != NONE || strcmp(p->name, e->name) == 0))
-                continue;
-        }
-        tmp.items[ne++] = *e;
-    }
+    ne = tmp.len = dedupe_sorted(&tmp);
     if (ne >= UINT32_MAX) {
         rc = cn_error_set(CN_EINVAL, "too many edges for the symbol graph (%zu)", ne);
         goto out;
@@ -402,9 +414,17 @@ static int write_edges(cn_graph_tmp_edges tmp, uint32_t n_nodes, const cn_graph_
     edges = calloc(ne ? ne : 1, sizeof *edges);
     out_offs = calloc((size_t)n_nodes + 1, sizeof *out_offs);
     in_offs = calloc((size_t)n_nodes + 1, sizeof *in_offs);
-    if (old != NULL && (memo = calloc(old->strtab_size ? old->strtab_size : 1, sizeof *memo)) == NULL) {
-        rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
-        goto out;
+    /* zeroed by writing: its entries are read before they are written, and
+     * a fresh page first read is the shared zero page, which the first
+     * write then replaces -- a second fault, with a TLB shootdown across
+     * the process's threads */
+    if (old != NULL) {
+        size_t sz = (old->strtab_size ? old->strtab_size : 1) * sizeof *memo;
+        if ((memo = malloc(sz)) == NULL) {
+            rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
+            goto out;
+        }
+        memset(memo, 0, sz);
     }
     if (edges == NULL || out_offs == NULL || in_offs == NULL) {
         rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
@@ -520,6 +540,121 @@ static void copy_old_edges(const cn_graph__raw *g, const uint32_t *key, uint32_t
     }
 }
 
+/* ---- patching the previous graph -------------------------------------------- */
+
+/* When every re-resolved file's edges (fresh: sorted, without duplicates)
+ * pair up one to one, in order, with its old ones on source, type, target
+ * and name -- the usual edit: lines added or removed, names untouched --
+ * the new graph is the old one with those edges' lines and columns: the
+ * string table (laid out by first use, in the same order), the offsets and
+ * the unresolved tables are the same bytes, and only the in-edges of the
+ * nodes the moved edges point to may come in another order.  So it is
+ * written from the old sections, by reference.  Returns 1 when written,
+ * 0 when the edges do not pair up (nothing written: the caller assembles
+ * the graph), < 0 on error. */
+static int write_patched(const cn_graph__raw *g, const cn_graph_tmp_edges *fresh, const cn_file_rec *recs,
+                         size_t n, const bool *keep, const char *path, cn_graph_stats *stats)
+{
+    cn_graph__edge_disk *edges = NULL;
+    uint32_t *in_edges = NULL, meta[8], base = 0;
+    bool *touched = NULL;
+    size_t f = 0, moved = 0;
+    cn_idx_writer *w = NULL;
+    cn_graph_stats st;
+    int rc;
+
+    /* pass 1: do they pair up, and how many moved */
+    for (size_t i = 0; i < n; i++) {
+        uint32_t count, lo, hi;
+        if (recs[i].status != CN_REC_PARSED) continue;
+        count = (uint32_t)recs[i].n_nodes + 1;
+        if (f < fresh->len && fresh->items[f].src < base) return 0;   /* outside its file */
+        if (!keep[i]) {
+            if ((uint64_t)base + count > g->n_nodes) return 0;
+            lo = g->out_offs[base];
+            hi = g->out_offs[base + count];
+            for (uint32_t k = lo; k < hi; k++, f++) {
+                const cn_graph__edge_disk *o = &g->edges[k];
+                const cn_graph_tmp_edge *e = &fresh->items[f];
+                if (f >= fresh->len || e->src != o->src || e->type != o->type ||
+                    e->dst != (o->resolved ? o->dst : NONE) || strcmp(e->name, g->strtab + o->name) != 0)
+                    return 0;
+                moved += e->line != o->line || e->column != o->column;
+            }
+            if (f < fresh->len && fresh->items[f].src < base + count) return 0;   /* more than before */
+        }
+        base += count;
+    }
+    if (f != fresh->len || base != g->n_nodes) return 0;
+
+    /* pass 2: the moved edges, and the order of their targets' in-edges */
+    if (moved > 0) {
+        edges = malloc(((size_t)g->n_edges ? g->n_edges : 1) * sizeof *edges);
+        in_edges = malloc(((size_t)g->n_in ? g->n_in : 1) * sizeof *in_edges);
+        touched = calloc((size_t)g->n_nodes + 1, sizeof *touched);
+        if (edges == NULL || in_edges == NULL || touched == NULL) {
+            rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
+            goto out;
+        }
+        memcpy(edges, g->edges, (size_t)g->n_edges * sizeof *edges);
+        memcpy(in_edges, g->in_edges, (size_t)g->n_in * sizeof *in_edges);
+        /* a source's fresh edges pair with its old ones in order (pass 1) */
+        for (size_t k = 0; k < fresh->len;) {
+            uint32_t src = fresh->items[k].src, at = g->out_offs[src];
+            for (; k < fresh->len && fresh->items[k].src == src; k++, at++) {
+                const cn_graph_tmp_edge *e = &fresh->items[k];
+                if (edges[at].line == e->line && edges[at].column == e->column) continue;
+                edges[at].line = e->line;
+                edges[at].column = e->column;
+                if (e->dst != NONE) touched[e->dst] = true;
+            }
+        }
+        for (uint32_t v = 0; v < g->n_nodes; v++)
+            if (touched[v]) sort_in_run(edges, in_edges + g->in_offs[v], g->in_offs[v + 1] - g->in_offs[v]);
+    }
+
+    memset(&st, 0, sizeof st);
+    for (uint32_t k = 0; k < g->n_edges; k++) {
+        const cn_graph__edge_disk *e = &g->edges[k];
+        st.by_type[e->type]++;
+        if (e->resolved) {
+            st.resolved_by_type[e->type]++;
+            if (e->type != CN_EDGE_CONTAINS) st.resolved++;
+        } else {
+            st.unresolved++;
+        }
+    }
+    st.nodes = g->n_nodes;
+    st.edges = g->n_edges;
+    memset(meta, 0, sizeof meta);
+    meta[0] = g->n_nodes;
+    meta[1] = g->n_edges;
+    meta[2] = g->n_in;
+    meta[3] = g->n_unres;
+    if ((rc = cn_idx_writer_new(CN_GRAPH_MAGIC, CN_GRAPH_VERSION, &w)) < 0) goto out;
+    if ((rc = cn_idx_writer_add_ref(w, CN_GRAPH__META, meta, sizeof meta)) < 0 ||
+        (rc = cn_idx_writer_add_ref(w, CN_GRAPH__OUT_OFFS, g->out_offs, ((size_t)g->n_nodes + 1) * 4)) < 0 ||
+        (rc = cn_idx_writer_add_ref(w, CN_GRAPH__EDGES, edges ? edges : g->edges,
+                                    (size_t)g->n_edges * sizeof *edges)) < 0 ||
+        (rc = cn_idx_writer_add_ref(w, CN_GRAPH__IN_OFFS, g->in_offs, ((size_t)g->n_nodes + 1) * 4)) < 0 ||
+        (rc = cn_idx_writer_add_ref(w, CN_GRAPH__IN_EDGES, in_edges ? in_edges : g->in_edges,
+                                    (size_t)g->n_in * 4)) < 0 ||
+        (rc = cn_idx_writer_add_ref(w, CN_GRAPH__UNRES_NAME, g->unres_name, (size_t)g->n_unres * 4)) < 0 ||
+        (rc = cn_idx_writer_add_ref(w, CN_GRAPH__UNRES_LAST, g->unres_last,
+                                    (size_t)g->n_unres * sizeof *g->unres_last)) < 0 ||
+        (rc = cn_idx_writer_add_ref(w, CN_GRAPH__STRTAB, g->strtab, g->strtab_size)) < 0 ||
+        (rc = cn_idx_writer_write(w, path)) < 0)
+        goto out;
+    if (stats) *stats = st;
+    rc = 1;
+out:
+    cn_idx_writer_free(w);
+    free(edges);
+    free(in_edges);
+    free(touched);
+    return rc;
+}
+
 int cn_graph_write_reusing(const cn_file_rec *recs, size_t n, const bool *keep, const cn_graph *prev,
                            const char *path, cn_graph_stats *stats)
 {
@@ -538,6 +673,12 @@ int cn_graph_write_reusing(const cn_file_rec *recs, size_t n, const bool *keep, 
         rc = cn_error_set(CN_EINVAL, "%s: the previous graph has %u nodes, this build %u", path, g.n_nodes, n_nodes);
         goto out;
     }
+    if (fresh.len > 1 && sort_tmp(&fresh, n_nodes) < 0) {
+        rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
+        goto out;
+    }
+    fresh.len = dedupe_sorted(&fresh);
+    if ((rc = write_patched(&g, &fresh, recs, n, keep, path, stats)) != 0) goto out;
     /* the last-component offsets of the old unresolved edges */
     if ((key = calloc(g.n_edges ? g.n_edges : 1, sizeof *key)) == NULL) {
         rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
@@ -552,12 +693,11 @@ int cn_graph_write_reusing(const cn_file_rec *recs, size_t n, const bool *keep, 
         key[x->edge] = x->key - g.edges[x->edge].name;
     }
     /* the edges in source order: each kept file's from the old graph, each
-     * other's from the fresh ones (sorted first), so that write_edges finds
-     * them in order and sorts nothing more.  At most every old edge and
-     * every fresh one: the array is allocated once (out_offs ends at
-     * n_edges, as cn_graph_open checked). */
-    if ((fresh.len > 1 && sort_tmp(&fresh, n_nodes) < 0) ||
-        (tmp.items = malloc((g.n_edges + fresh.len + 1) * sizeof *tmp.items)) == NULL) {
+     * other's from the fresh ones (sorted and without duplicates), so that
+     * write_edges finds them in order and sorts nothing more.  At most every
+     * old edge and every fresh one: the array is allocated once (out_offs
+     * ends at n_edges, as cn_graph_open checked). */
+    if ((tmp.items = malloc((g.n_edges + fresh.len + 1) * sizeof *tmp.items)) == NULL) {
         rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
         goto out;
     }

@@ -140,6 +140,9 @@ void cn_graph__raw_of(const cn_graph *g, cn_graph__raw *r)
 {
     r->edges = g->edges;
     r->out_offs = g->out_offs;
+    r->in_offs = g->in_offs;
+    r->in_edges = g->in_edges;
+    r->n_in = g->n_in;
     r->unres_last = g->unres_last;
     r->unres_name = g->unres_name;
     r->strtab = g->strtab;

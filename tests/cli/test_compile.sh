@@ -178,15 +178,15 @@ printf '\ndef later():\n    pass\n' >> "$repo/pkg/pool.py"
 printf '\nint ring_extra(void) { return 0; }\n' >> "$repo/src/ring.c"
 same_as_rebuild "two files changed"
 check "definitions changed: the graph is resolved in full" sh -c \
-  'tr -d " \n" < "$0" | grep -q "\"updated_from_previous\":{\"bm25\":true,\"graph\":false}"' "$TMPBASE/inc.json"
+  'tr -d " \n" < "$0" | grep -q "\"updated_from_previous\":{\"bm25\":true,\"graph\":false,\"graph_patched\":false}"' "$TMPBASE/inc.json"
 # bodies only (calls added, lines moved): the other files' edges are kept
 sed 's/return ConnectionPool(size)/time.sleep(0)\n    return ConnectionPool(size)/' "$repo/pkg/pool.py" > "$TMPBASE/pool.new"
 cp "$TMPBASE/pool.new" "$repo/pkg/pool.py"
 sed 's/return (r->head + i) % r->cap;/ring_extra();\n    return (r->head + i) % r->cap;/' "$repo/src/ring.c" > "$TMPBASE/ring.new"
 cp "$TMPBASE/ring.new" "$repo/src/ring.c"
 same_as_rebuild "bodies changed"
-check "bodies changed: the graph kept the other files' edges" sh -c \
-  'tr -d " \n" < "$0" | grep -q "\"updated_from_previous\":{\"bm25\":true,\"graph\":true}"' "$TMPBASE/inc.json"
+check "bodies changed: the graph kept the other files' edges (calls added: assembled, not patched)" sh -c \
+  'tr -d " \n" < "$0" | grep -q "\"updated_from_previous\":{\"bm25\":true,\"graph\":true,\"graph_patched\":false}"' "$TMPBASE/inc.json"
 cn run find_callees --repo "$repo" --cache-dir "$cache" --args '{"symbol": "make_pool"}'
 check "and the new call is in it" out_has "sleep"
 # a module-level block is named by its line: a line added above one moves
@@ -197,7 +197,29 @@ sed 's/        self.size = size/        time.sleep(0)\n        self.size = size/
 cp "$TMPBASE/pool.new" "$repo/pkg/pool.py"
 same_as_rebuild "a line added above a block"
 check "a line added above a block: the graph kept the other files' edges" sh -c \
-  'tr -d " \n" < "$0" | grep -q "\"updated_from_previous\":{\"bm25\":true,\"graph\":true}"' "$TMPBASE/inc.json"
+  'tr -d " \n" < "$0" | grep -q "\"updated_from_previous\":{\"bm25\":true,\"graph\":true,"' "$TMPBASE/inc.json"
+# Lines moved and nothing else (comments added above the calls): the
+# previous graph's sections are written again with the moved edges' lines,
+# and its in-edges re-ordered where a moved call now comes after another
+# file's call to the same function (caller_a's call passes caller_b's).
+printf 'from pkg.pool import make_pool\n\ndef first():\n    return make_pool()\n' > "$repo/pkg/caller_a.py"
+printf 'from pkg.pool import make_pool\n\n\n\n\ndef second():\n    return make_pool()\n' > "$repo/pkg/caller_b.py"
+same_as_rebuild "two callers added"
+{ printf '# one\n# two\n# three\n# four\n# five\n'; cat "$repo/pkg/caller_a.py"; } > "$TMPBASE/a.new"
+cp "$TMPBASE/a.new" "$repo/pkg/caller_a.py"
+same_as_rebuild "comment lines added above a call"
+check "lines moved only: the previous graph is patched" sh -c \
+  'tr -d " \n" < "$0" | grep -q "\"updated_from_previous\":{\"bm25\":true,\"graph\":true,\"graph_patched\":true}"' "$TMPBASE/inc.json"
+cn run find_callers --repo "$repo" --cache-dir "$cache" --args '{"symbol": "make_pool"}'
+check "... and the call is found on its new line" out_has '"node_name":"pkg/caller_a.py:first","type":"function","file":"pkg/caller_a.py","start_line":8,"node_id":7,"end_line":9,"resolved":true,"edge":"calls","line":9,'
+printf '# the end\n' >> "$repo/pkg/caller_a.py"
+same_as_rebuild "a comment appended"
+check "nothing moved: the previous graph is written as it was" sh -c \
+  'tr -d " \n" < "$0" | grep -q "\"graph\":true,\"graph_patched\":true}"' "$TMPBASE/inc.json"
+printf '\ndef third():\n    return make_pool()\n' >> "$repo/pkg/caller_a.py"
+same_as_rebuild "a function added to a caller"
+rm "$repo/pkg/caller_a.py" "$repo/pkg/caller_b.py"
+same_as_rebuild "the callers removed"
 
 # The parse records do not keep the files' BM25 terms (the previous
 # bm25.bin has them): after a build without a BM25 index, or with one that
