@@ -7,7 +7,9 @@
 # For each repository it prints, as medians of RUNS runs (default 3):
 #   - wall time and peak RSS of `codenib compile --rebuild` and of
 #     `ctags -R --fields=+ne` over the same files, and their ratio;
-#   - the re-compile after a one-file edit, as a share of the full compile;
+#   - the re-compile after a one-file edit (a comment appended; a line
+#     inserted at the top, which moves the rest), as a share of the full
+#     compile;
 #   - BM25 top-20 latency p50/p99 over 1,000 queries (bench/bm25_bench);
 #   - a cold `codenib run bm25_search` process (start, open, query, print);
 #   - for Python files, the floor: libtree-sitter alone (bench/parse_floor).
@@ -66,16 +68,23 @@ for repo in "$@"; do
   sleep 3
   "$codenib" compile "$work/copy" --cache-dir "$work/c2" --quiet
   target=$(head -n 1 "$work/files" | sed "s|^$repo|$work/copy|")
-  : > "$work/inc_t"
-  i=0
-  while [ $i -lt "$runs" ]; do
-    printf '\n# edit %s\n' "$i" >> "$target"
-    set -- $(measure "$codenib" compile "$work/copy" --cache-dir "$work/c2" --quiet)
-    echo "$1" >> "$work/inc_t"
-    i=$((i + 1))
+  case $target in *.py) comment='#' ;; *) comment='//' ;; esac
+  # two edits: a comment appended (nothing else in the file moves) and a
+  # comment line inserted at the top (every line below moves by one)
+  for edit in append insert; do
+    : > "$work/inc_t"
+    i=0
+    while [ $i -lt "$runs" ]; do
+      if [ $edit = append ]; then printf '\n%s edit %s\n' "$comment" "$i" >> "$target"
+      else sed -i "1a $comment edit $i" "$target"; fi
+      set -- $(measure "$codenib" compile "$work/copy" --cache-dir "$work/c2" --quiet)
+      echo "$1" >> "$work/inc_t"
+      i=$((i + 1))
+    done
+    inc=$(median < "$work/inc_t")
+    awk -v a="$inc" -v b="$cn_t" -v e="$edit" 'BEGIN {
+      printf "   re-compile after a one-file edit (%s) %.3f s = %.1f%% of a full compile\n", (e == "append" ? "comment appended" : "line inserted at the top"), a, (b > 0 ? 100*a/b : 0) }'
   done
-  inc=$(median < "$work/inc_t")
-  awk -v a="$inc" -v b="$cn_t" 'BEGIN { printf "   re-compile after a one-file edit %.3f s = %.1f%% of a full compile\n", a, (b > 0 ? 100*a/b : 0) }'
   rm -rf "$work/copy"
 
   # BM25 latency and a cold query process

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define HEADER_SIZE 64
@@ -29,6 +30,8 @@ typedef struct section {
     void *data;
     size_t size;
     int owned;
+    cn_idx_piece *pieces;   /* when not NULL (owned array), the bytes are these */
+    size_t n_pieces;
 } section;
 
 struct cn_idx_writer {
@@ -105,6 +108,30 @@ int cn_idx_writer_add_ref(cn_idx_writer *w, uint32_t id, const void *data, size_
     return add(w, id, (void *)data, size, 0);   /* never written through, never freed */
 }
 
+int cn_idx_writer_add_pieces(cn_idx_writer *w, uint32_t id, const cn_idx_piece *pieces, size_t n)
+{
+    cn_idx_piece *copy = malloc((n ? n : 1) * sizeof *copy);
+    size_t size = 0, k = 0;
+    int rc;
+    if (copy == NULL) return cn_error_set(CN_ENOMEM, "out of memory for index section %u", id);
+    for (size_t i = 0; i < n; i++) {
+        if (pieces[i].size == 0) continue;
+        /* pieces that follow one another in memory are written as one */
+        if (k > 0 && (const char *)copy[k - 1].data + copy[k - 1].size == (const char *)pieces[i].data)
+            copy[k - 1].size += pieces[i].size;
+        else
+            copy[k++] = pieces[i];
+        size += pieces[i].size;
+    }
+    if ((rc = add(w, id, NULL, size, 0)) < 0) {
+        free(copy);
+        return rc;
+    }
+    w->sections[w->count - 1].pieces = copy;
+    w->sections[w->count - 1].n_pieces = k;
+    return 0;
+}
+
 static int write_all(int fd, const void *buf, size_t n, const char *path)
 {
     const unsigned char *p = buf;
@@ -116,6 +143,40 @@ static int write_all(int fd, const void *buf, size_t n, const char *path)
         }
         p += k;
         n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* Many small pieces (a file's nodes each) in few system calls. */
+static int write_pieces(int fd, const cn_idx_piece *pieces, size_t n, const char *path)
+{
+    struct iovec iov[256];
+    size_t k = 0;
+    while (k < n) {
+        size_t m = 0, want = 0;
+        ssize_t got;
+        for (; m < sizeof iov / sizeof *iov && k + m < n; m++) {
+            iov[m].iov_base = (void *)(uintptr_t)pieces[k + m].data;
+            iov[m].iov_len = pieces[k + m].size;
+            want += pieces[k + m].size;
+        }
+        got = writev(fd, iov, (int)m);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) return cn_error_set(CN_EIO, "%s: write failed: %s", path, strerror(errno));
+        if ((size_t)got == want) {
+            k += m;
+            continue;
+        }
+        /* a short write: finish the piece it stopped in, go on from the next */
+        for (size_t i = 0;; i++) {
+            if ((size_t)got < pieces[k + i].size) {
+                int rc = write_all(fd, (const char *)pieces[k + i].data + got, pieces[k + i].size - (size_t)got, path);
+                if (rc < 0) return rc;
+                k += i + 1;
+                break;
+            }
+            got -= (ssize_t)pieces[k + i].size;
+        }
     }
     return 0;
 }
@@ -153,9 +214,12 @@ int cn_idx_writer_write(cn_idx_writer *w, const char *path)
     cn_hash64_init(&hs, cn_hash64(head, HEADER_SIZE, 0));
     cn_hash64_update(&hs, head + HEADER_SIZE, align8(table_end) - HEADER_SIZE);
     for (size_t i = 0; i < w->count; i++) {
-        size_t sz = w->sections[i].size;
-        if (sz) cn_hash64_update(&hs, w->sections[i].data, sz);
-        cn_hash64_update(&hs, zeros, align8(sz) - sz);
+        const section *x = &w->sections[i];
+        if (x->pieces != NULL)
+            for (size_t k = 0; k < x->n_pieces; k++) cn_hash64_update(&hs, x->pieces[k].data, x->pieces[k].size);
+        else if (x->size)
+            cn_hash64_update(&hs, x->data, x->size);
+        cn_hash64_update(&hs, zeros, align8(x->size) - x->size);
     }
     put64(head + 24, cn_hash64_final(&hs));
 
@@ -170,9 +234,12 @@ int cn_idx_writer_write(cn_idx_writer *w, const char *path)
     } else {
         rc = write_all(fd, head, align8(table_end), tmp.data);
         for (size_t i = 0; rc == 0 && i < w->count; i++) {
-            size_t sz = w->sections[i].size;
-            if (sz) rc = write_all(fd, w->sections[i].data, sz, tmp.data);
-            if (rc == 0 && align8(sz) > sz) rc = write_all(fd, zeros, align8(sz) - sz, tmp.data);
+            const section *x = &w->sections[i];
+            if (x->pieces != NULL)
+                rc = write_pieces(fd, x->pieces, x->n_pieces, tmp.data);
+            else if (x->size)
+                rc = write_all(fd, x->data, x->size, tmp.data);
+            if (rc == 0 && align8(x->size) > x->size) rc = write_all(fd, zeros, align8(x->size) - x->size, tmp.data);
         }
         if (rc == 0 && cn_fsync_defer(fd, tmp.data)) {
             fd = -1;   /* synced later, before its directory is published */
@@ -193,8 +260,10 @@ int cn_idx_writer_write(cn_idx_writer *w, const char *path)
 void cn_idx_writer_free(cn_idx_writer *w)
 {
     if (w == NULL) return;
-    for (size_t i = 0; i < w->count; i++)
+    for (size_t i = 0; i < w->count; i++) {
         if (w->sections[i].owned) free(w->sections[i].data);
+        free(w->sections[i].pieces);
+    }
     free(w);
 }
 

@@ -29,6 +29,14 @@ int cn_idx_writer_add_owned(cn_idx_writer *w, uint32_t id, void *data, size_t si
  * must stay as they are until the writer is written and freed (a copy of a
  * large array is as many fresh pages). */
 int cn_idx_writer_add_ref(cn_idx_writer *w, uint32_t id, const void *data, size_t size);
+/* Adds a section made of pieces, by reference like cn_idx_writer_add_ref:
+ * its bytes are the pieces' in order (the array itself is copied; pieces
+ * that follow one another in memory are written with one call). */
+typedef struct cn_idx_piece {
+    const void *data;
+    size_t size;
+} cn_idx_piece;
+int cn_idx_writer_add_pieces(cn_idx_writer *w, uint32_t id, const cn_idx_piece *pieces, size_t n);
 /* Writes `path` atomically (temporary file in the same directory, fsync,
  * rename; the fsync deferred in a directory under cn_fsync_dir_begin).
  * The writer stays usable for another path. */

@@ -62,6 +62,7 @@ static int sink_node(void *data, const cn_lang_node *n)
         r->cap_nodes = cap;
     }
     x = &r->nodes[r->n_nodes];
+    memset(x, 0, sizeof *x);   /* written to disk as it is (cn_records.c): no stray padding */
     x->kind = (uint8_t)n->kind;
     x->flags = n->flags;
     /* Clamp what a backend claims to the file, so readers can trust it. */
@@ -87,6 +88,7 @@ static int sink_ref(void *data, const cn_lang_ref *ref)
         r->cap_refs = cap;
     }
     x = &r->refs[r->n_refs];
+    memset(x, 0, sizeof *x);
     x->kind = (uint8_t)ref->kind;
     x->from = ref->from >= 0 && (size_t)ref->from < r->n_nodes ? ref->from : -1;
     x->line = ref->line < 1 ? 1 : ref->line;

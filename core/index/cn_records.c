@@ -72,13 +72,13 @@ _Static_assert(sizeof(node_disk) == sizeof(cn_rec_node) && offsetof(cn_rec_node,
                    offsetof(cn_rec_node, parent) == offsetof(node_disk, parent) &&
                    offsetof(cn_rec_node, name) == offsetof(node_disk, name) &&
                    offsetof(cn_rec_node, qualname) == offsetof(node_disk, qualname) && offsetof(cn_rec_node, kind) == 0,
-               "a node record is read in place");
+               "a node record is read and written in place");
 _Static_assert(sizeof(ref_disk) == sizeof(cn_rec_ref) && offsetof(cn_rec_ref, from) == offsetof(ref_disk, from) &&
                    offsetof(cn_rec_ref, line) == offsetof(ref_disk, line) &&
                    offsetof(cn_rec_ref, column) == offsetof(ref_disk, column) &&
                    offsetof(cn_rec_ref, name) == offsetof(ref_disk, name) &&
                    offsetof(cn_rec_ref, target) == offsetof(ref_disk, target) && offsetof(cn_rec_ref, kind) == 0,
-               "a reference record is read in place");
+               "a reference record is read and written in place");
 
 struct cn_records {
     cn_idx_file *file;     /* mapped: the records' nodes, refs and pools */
@@ -108,17 +108,15 @@ static uint32_t st_add(cn_buf *b, const char *s)
 int cn_records_write(const cn_file_rec *recs, size_t n, const cn_langs *langs, uint64_t started_ns,
                      const char *path)
 {
-    size_t nf = 0, nn = 0, nr = 0, np = 0, nl = 0;
+    size_t nf = 0, nn = 0, nr = 0, np = 0, nl = 0, total;
     file_disk *files = NULL;
     left_disk *left = NULL;
-    node_disk *nodes = NULL;
-    ref_disk *refs = NULL;
-    char *pools = NULL;
+    cn_idx_piece *pieces = NULL;
     cn_buf st = CN_BUF_INIT;
     cn_idx_writer *w = NULL;
     int rc;
 
-    /* sizes first, so every section is one allocation filled in place */
+    /* sizes first */
     for (size_t i = 0; i < n; i++) {
         const cn_file_rec *r = &recs[i];
         nl += r->status != CN_REC_PARSED && cn_rec_left_out_for_good(r);
@@ -131,15 +129,17 @@ int cn_records_write(const cn_file_rec *recs, size_t n, const cn_langs *langs, u
     if (nn > UINT32_MAX || nr > UINT32_MAX || np > UINT32_MAX)
         return cn_error_set(CN_EINVAL, "%s: too many parse records to write", path);
     files = calloc(nf ? nf : 1, sizeof *files);
-    nodes = malloc((nn ? nn : 1) * sizeof *nodes);
-    refs = malloc((nr ? nr : 1) * sizeof *refs);
-    pools = malloc(np ? np : 1);
     left = calloc(nl ? nl : 1, sizeof *left);
-    if (!files || !nodes || !refs || !pools || !left) {
+    /* the nodes, references and strings are written from the records
+     * themselves (their layout is the disk's): those of unchanged files,
+     * read in place from the previous records, in runs */
+    pieces = malloc((3 * nf + 1) * sizeof *pieces);
+    if (!files || !left || !pieces) {
         rc = cn_error_set(CN_ENOMEM, "out of memory writing %s", path);
         goto out;
     }
     st_add(&st, "");
+    total = nf;
     nf = nn = nr = np = nl = 0;
     for (size_t i = 0; i < n; i++) {
         const cn_file_rec *r = &recs[i];
@@ -178,15 +178,11 @@ int cn_records_write(const cn_file_rec *recs, size_t n, const cn_langs *langs, u
         f->ctime_ns = r->stamp.ctime_ns;
         f->ino = r->stamp.ino;
         f->dev = r->stamp.dev;
-        for (size_t k = 0; k < r->n_nodes; k++) {
-            const cn_rec_node *x = &r->nodes[k];
-            nodes[nn++] = (node_disk){x->kind, x->flags, x->start_line, x->end_line, x->parent, x->name, x->qualname};
-        }
-        for (size_t k = 0; k < r->n_refs; k++) {
-            const cn_rec_ref *x = &r->refs[k];
-            refs[nr++] = (ref_disk){x->kind, x->from, x->line, x->column, x->name, x->target};
-        }
-        if (r->pool.len) memcpy(pools + np, r->pool.data, r->pool.len);
+        pieces[nf] = (cn_idx_piece){r->nodes, r->n_nodes * sizeof *r->nodes};
+        pieces[total + nf] = (cn_idx_piece){r->refs, r->n_refs * sizeof *r->refs};
+        pieces[2 * total + nf] = (cn_idx_piece){r->pool.data, r->pool.len};
+        nn += r->n_nodes;
+        nr += r->n_refs;
         np += r->pool.len;
         nf++;
     }
@@ -198,12 +194,9 @@ int cn_records_write(const cn_file_rec *recs, size_t n, const cn_langs *langs, u
     /* the writer takes each array over, even when adding fails */
     rc = cn_idx_writer_add_owned(w, S_FILES, files, nf * sizeof *files);
     files = NULL;
-    if (rc == 0) rc = cn_idx_writer_add_owned(w, S_NODES, nodes, nn * sizeof *nodes);
-    nodes = NULL;
-    if (rc == 0) rc = cn_idx_writer_add_owned(w, S_REFS, refs, nr * sizeof *refs);
-    refs = NULL;
-    if (rc == 0) rc = cn_idx_writer_add_owned(w, S_POOLS, pools, np);
-    pools = NULL;
+    if (rc == 0) rc = cn_idx_writer_add_pieces(w, S_NODES, pieces, nf);
+    if (rc == 0) rc = cn_idx_writer_add_pieces(w, S_REFS, pieces + total, nf);
+    if (rc == 0) rc = cn_idx_writer_add_pieces(w, S_POOLS, pieces + 2 * total, nf);
     if (rc == 0) rc = cn_idx_writer_add_ref(w, S_STRTAB, st.data, st.len);
     if (rc == 0) rc = cn_idx_writer_add(w, S_META, &started_ns, sizeof started_ns);
     if (rc == 0) rc = cn_idx_writer_add_owned(w, S_LEFT, left, nl * sizeof *left);
@@ -212,10 +205,8 @@ int cn_records_write(const cn_file_rec *recs, size_t n, const cn_langs *langs, u
 out:
     cn_idx_writer_free(w);
     free(files);
-    free(nodes);
-    free(refs);
-    free(pools);
     free(left);
+    free(pieces);
     cn_buf_free(&st);
     return rc;
 }

@@ -52,7 +52,11 @@ int main(void)
     recs[0].n_nodes = 1;
     recs[0].nodes = calloc(1, sizeof *recs[0].nodes);
     cn_buf_append(&recs[0].pool, "f\0a.py:f\0", 9);
-    recs[0].nodes[0] = (cn_rec_node){3, 0, 1, 2, -1, 0, 2};
+    recs[0].nodes[0].kind = 3;   /* calloc'd: no stray padding (it is written as it is) */
+    recs[0].nodes[0].start_line = 1;
+    recs[0].nodes[0].end_line = 2;
+    recs[0].nodes[0].parent = -1;
+    recs[0].nodes[0].qualname = 2;
     rec(&recs[1], "b.py", CN_REC_BINARY, 2, NULL, false);
     rec(&recs[2], "c.py", CN_REC_FAILED, 3, "lang-python: parsing gave up after 5.0 s", true);
     rec(&recs[3], "d.py", CN_REC_FAILED, 4, "out of memory", false);
