@@ -414,17 +414,9 @@ static int write_edges(cn_graph_tmp_edges tmp, uint32_t n_nodes, const cn_graph_
     edges = calloc(ne ? ne : 1, sizeof *edges);
     out_offs = calloc((size_t)n_nodes + 1, sizeof *out_offs);
     in_offs = calloc((size_t)n_nodes + 1, sizeof *in_offs);
-    /* zeroed by writing: its entries are read before they are written, and
-     * a fresh page first read is the shared zero page, which the first
-     * write then replaces -- a second fault, with a TLB shootdown across
-     * the process's threads */
-    if (old != NULL) {
-        size_t sz = (old->strtab_size ? old->strtab_size : 1) * sizeof *memo;
-        if ((memo = malloc(sz)) == NULL) {
-            rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
-            goto out;
-        }
-        memset(memo, 0, sz);
+    if (old != NULL && (memo = calloc(old->strtab_size ? old->strtab_size : 1, sizeof *memo)) == NULL) {
+        rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
+        goto out;
     }
     if (edges == NULL || out_offs == NULL || in_offs == NULL) {
         rc = cn_error_set(CN_ENOMEM, "out of memory writing the symbol graph");
