@@ -131,6 +131,20 @@ static json_object *int_of(json_object *o, const char *k)
     return v;
 }
 
+/* A manifest left_out entry for a file that failed (the backend, or
+ * reading it), as opposed to one that is not source text. */
+static bool is_failure(json_object *e)
+{
+    const char *why = json_object_get_string(int_of(e, "reason"));
+    return why != NULL && (strcmp(why, "failed") == 0 || strcmp(why, "unreadable") == 0);
+}
+
+/* The manifest's left_out list (a compile always writes one). */
+static size_t left_count(json_object *left)
+{
+    return json_object_is_type(left, json_type_array) ? json_object_array_length(left) : 0;
+}
+
 int cn_cmd_compile(int argc, char **argv)
 {
     cn_compile_opts o;
@@ -246,12 +260,14 @@ int cn_cmd_compile(int argc, char **argv)
             json_object_object_add(out, "updated_from_previous", u);
         }
         {
-            json_object *f = json_object_new_array();
-            for (size_t i = 0; i < res.failed_paths.len; i++) {
-                json_object *x = json_object_new_object();
-                json_object_object_add(x, "path", json_object_new_string(res.failed_paths.items[i]));
-                json_object_object_add(x, "error", json_object_new_string(res.failed_errors.items[i]));
-                json_object_object_add(x, "unchanged", json_object_new_boolean(res.failed_unchanged[i]));
+            json_object *f = json_object_new_array(), *left = int_of(res.manifest, "left_out");
+            for (size_t i = 0; i < left_count(left); i++) {
+                json_object *e = json_object_array_get_idx(left, i), *x;
+                if (!is_failure(e)) continue;
+                x = json_object_new_object();
+                json_object_object_add(x, "path", json_object_get(int_of(e, "path")));
+                json_object_object_add(x, "error", json_object_get(int_of(e, "error")));
+                json_object_object_add(x, "unchanged", json_object_get(int_of(e, "unchanged")));
                 json_object_array_add(f, x);
             }
             json_object_object_add(out, "failed_files", f);
@@ -273,11 +289,20 @@ int cn_cmd_compile(int argc, char **argv)
             printf(" (%zu of them unchanged since the last compile, not tried again: --rebuild retries)",
                    res.parse.left_unchanged);
         printf("\n");
-        for (size_t i = 0; i < res.failed_paths.len && i < 20; i++)
-            printf("  failed%s: %s: %s\n", res.failed_unchanged[i] ? " (last compile; unchanged since)" : "",
-                   res.failed_paths.items[i], res.failed_errors.items[i]);
-        if (res.failed_paths.len > 20)
-            printf("  failed: ... and %zu more (--json lists them all)\n", res.failed_paths.len - 20);
+        {
+            json_object *left = int_of(res.manifest, "left_out");
+            size_t shown = 0, failures = res.parse.failed + res.parse.unreadable;
+            for (size_t i = 0; i < left_count(left) && shown < 20; i++) {
+                json_object *e = json_object_array_get_idx(left, i);
+                if (!is_failure(e)) continue;
+                printf("  failed%s: %s: %s\n",
+                       json_object_get_boolean(int_of(e, "unchanged")) ? " (last compile; unchanged since)" : "",
+                       json_object_get_string(int_of(e, "path")), json_object_get_string(int_of(e, "error")));
+                shown++;
+            }
+            if (failures > shown)
+                printf("  failed: ... and %zu more (--json lists them all)\n", failures - shown);
+        }
         printf("  nodes:  %u from %llu lines\n", res.n_nodes, (unsigned long long)res.parse.lines);
         {
             json_object *g = int_of(int_of(res.manifest, "indexes"), "graph");
@@ -305,7 +330,7 @@ int cn_cmd_compile(int argc, char **argv)
 static void print_left_out(json_object *list)
 {
     static const char *const reasons[] = {"failed", "unreadable", "undecodable", "binary"};
-    size_t n = json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
+    size_t n = left_count(list);
     const char *sep = "  left out:";
     if (n == 0) return;
     for (size_t k = 0; k < sizeof reasons / sizeof *reasons; k++) {

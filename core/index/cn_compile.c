@@ -530,7 +530,8 @@ static json_object *left_out_list(const cn_file_rec *recs, size_t n)
         x = json_object_new_object();
         json_object_object_add(x, "path", json_object_new_string(r->path));
         json_object_object_add(x, "reason", json_object_new_string(why[r->status]));
-        if (r->error) json_object_object_add(x, "error", json_object_new_string(r->error));
+        if (r->error || r->status == CN_REC_FAILED || r->status == CN_REC_UNREADABLE)
+            json_object_object_add(x, "error", json_object_new_string(r->error ? r->error : "failed"));
         json_object_object_add(x, "unchanged", json_object_new_boolean(r->reused));
         json_object_array_add(a, x);
     }
@@ -937,19 +938,6 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
         progress(o, CN_STAGE_PARSE, n, n, NULL);
     }
     mark(res, &tm, CN_STAGE_PARSE);
-    if ((res->failed_unchanged = calloc(res->parse.failed + res->parse.unreadable + 1, sizeof(bool))) == NULL) {
-        rc = cn_error_set(CN_ENOMEM, "out of memory");
-        goto out;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (recs[i].status != CN_REC_FAILED && recs[i].status != CN_REC_UNREADABLE) continue;
-        res->failed_unchanged[res->failed_paths.len] = recs[i].reused;
-        if (cn_strv_push(&res->failed_paths, recs[i].path) < 0 ||
-            cn_strv_push(&res->failed_errors, recs[i].error ? recs[i].error : "failed") < 0) {
-            rc = cn_error_set(CN_ENOMEM, "out of memory");
-            goto out;
-        }
-    }
 
     {
         cn_buf b = CN_BUF_INIT;
@@ -1066,10 +1054,6 @@ out:
         res->manifest = NULL;
         cn_vectors_stats_free(&res->vectors);
         res->has_vectors = false;
-        cn_strv_free(&res->failed_paths);
-        cn_strv_free(&res->failed_errors);
-        free(res->failed_unchanged);
-        res->failed_unchanged = NULL;
     }
     return rc;
 }
@@ -1080,9 +1064,6 @@ void cn_compile_result_free(cn_compile_result *r)
     free(r->index_dir);
     json_object_put(r->manifest);
     cn_vectors_stats_free(&r->vectors);
-    cn_strv_free(&r->failed_paths);
-    cn_strv_free(&r->failed_errors);
-    free(r->failed_unchanged);
     memset(r, 0, sizeof *r);
 }
 

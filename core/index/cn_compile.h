@@ -55,7 +55,7 @@ typedef struct cn_compile_opts {
 typedef struct cn_compile_result {
     char *cache_dir;
     char *index_dir;               /* the published generation */
-    json_object *manifest;         /* as written */
+    json_object *manifest;         /* as written (left_out: the files not indexed, and why) */
     cn_walk_stats walk;
     cn_parse_stats parse;
     uint32_t n_nodes;
@@ -67,10 +67,6 @@ typedef struct cn_compile_result {
     bool graph_updated;            /* the graph took the unchanged files' edges from the previous one */
     bool graph_patched;            /* ... and was its sections, the changed files' lines moved
                                       (their edges were otherwise the same) */
-    cn_strv failed_paths;          /* files left out by a failure (backend error, unreadable) */
-    cn_strv failed_errors;         /* ... and why, in the same order */
-    bool *failed_unchanged;        /* ... and whether it failed in the last build
-                                      and has not changed since (not retried) */
 } cn_compile_result;
 
 int cn_compile(const cn_compile_opts *opts, cn_compile_result *result);

@@ -362,6 +362,18 @@ done:
 
 /* ---- writer ----------------------------------------------------------------- */
 
+/* Counts one edge in the stats. */
+static void tally(cn_graph_stats *s, uint8_t type, bool resolved)
+{
+    s->by_type[type]++;
+    if (resolved) {
+        s->resolved_by_type[type]++;
+        if (type != CN_EDGE_CONTAINS) s->resolved++;
+    } else {
+        s->unresolved++;
+    }
+}
+
 /* Drops the duplicates of sorted edges (same src, type, dst, line, column;
  * and name when unresolved: they are adjacent), keeping the first; returns
  * how many are left. */
@@ -440,15 +452,12 @@ static int write_edges(cn_graph_tmp_edges tmp, uint32_t n_nodes, const cn_graph_
         d->type = e->type;
         d->resolved = e->dst != NONE;
         out_offs[e->src + 1]++;
-        s.by_type[e->type]++;
+        tally(&s, e->type, e->dst != NONE);
         if (e->dst != NONE) {
             in_offs[e->dst + 1]++;
             n_in++;
-            s.resolved_by_type[e->type]++;
-            if (e->type != CN_EDGE_CONTAINS) s.resolved++;
         } else {
             n_unres++;
-            s.unresolved++;
         }
     }
     if (st.oom || st.buf.oom) {
@@ -606,16 +615,7 @@ static int write_patched(const cn_graph__raw *g, const cn_graph_tmp_edges *fresh
     }
 
     memset(&st, 0, sizeof st);
-    for (uint32_t k = 0; k < g->n_edges; k++) {
-        const cn_graph__edge_disk *e = &g->edges[k];
-        st.by_type[e->type]++;
-        if (e->resolved) {
-            st.resolved_by_type[e->type]++;
-            if (e->type != CN_EDGE_CONTAINS) st.resolved++;
-        } else {
-            st.unresolved++;
-        }
-    }
+    for (uint32_t k = 0; k < g->n_edges; k++) tally(&st, g->edges[k].type, g->edges[k].resolved);
     st.nodes = g->n_nodes;
     st.edges = g->n_edges;
     memset(meta, 0, sizeof meta);
