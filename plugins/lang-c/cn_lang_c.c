@@ -27,6 +27,7 @@
 
 #include <codenib/lang.h>
 
+#include "cn_ts_arena.h"
 #include "cn_ts_guard.h"
 
 #define LANG_C_VERSION "0.1.0+tree-sitter-c-0.23.6"
@@ -186,7 +187,9 @@ typedef struct cursor_slot {
 typedef struct c_parser {
     cn_lang_parser pub;
     const cn_host *host;
-    TSParser *ts;
+    TSParser *ts;       /* the long-lived parser, when a parse has no arena */
+    TSParser *cur;      /* the parser of the parse under way */
+    cn_ts_arena *arena; /* each parse's tree-sitter memory; NULL: none */
     uint8_t *kinds;
     uint32_t nkinds;
     TSFieldId f_type, f_declarator, f_body, f_name, f_value, f_function, f_arguments,
@@ -976,7 +979,7 @@ static void handle_macro(c_parser *p, TSNode n)
          * many slow ones cannot add up to minutes */
         cn_ts_guard_opts mo = {0, 0, 0, 0, 0, 0};
         mo.timeout_us = cn_ts_parse_budget_us((uint32_t)vlen) / 100;
-        tree = cn_ts_parse_guarded(p->ts, vbuf, (uint32_t)vlen, &mo, NULL);
+        tree = cn_ts_parse_guarded(p->cur, vbuf, (uint32_t)vlen, &mo, NULL);
     }
     if (tree == NULL) {
         free(vbuf);
@@ -1341,6 +1344,26 @@ static void walk_items(c_parser *p, TSNode container, const scope *sc)
 
 /* ---- the parser object -------------------------------------------------- */
 
+static void drop_cursor(cursor_slot *s)
+{
+    if (s->live) ts_tree_cursor_delete(&s->c);
+    s->live = false;
+}
+
+/* Deletes the tree (NULL: none) of the parse under way.  The cursors point
+ * into it: they are reset before their next use, and when the parse had an
+ * arena, their memory goes with it. */
+static void end_parse(c_parser *p, TSTree *tree)
+{
+    if (p->cur != p->ts) {
+        for (size_t i = 0; i < sizeof p->cursors / sizeof p->cursors[0]; i++) drop_cursor(&p->cursors[i]);
+        drop_cursor(&p->aux);
+        drop_cursor(&p->aux2);
+    }
+    cn_ts_arena_done(p->arena, p->cur, tree);
+    p->cur = NULL;
+}
+
 static int c_parse(cn_lang_parser *self, const char *path, const char *src, size_t len,
                    const cn_lang_sink *sink, cn_error *err)
 {
@@ -1389,9 +1412,11 @@ static int c_parse(cn_lang_parser *self, const char *path, const char *src, size
             return p->host->error_set(err, CN_ENOMEM, "lang-c: out of memory");
         return CN_ENOMEM;
     }
-    tree = cn_ts_parse_guarded(p->ts, src, (uint32_t)len, NULL, &guard);
+    p->cur = cn_ts_arena_parser(p->arena, p->ts, tree_sitter_c());
+    tree = cn_ts_parse_guarded(p->cur, src, (uint32_t)len, NULL, &guard);
     if (tree == NULL) {
         char why[256];
+        end_parse(p, NULL);
         free(safe);
         if (p->host && p->host->error_set)
             return p->host->error_set(err, CN_ERR, "lang-c: %s: %s", path ? path : "(input)",
@@ -1403,9 +1428,8 @@ static int c_parse(cn_lang_parser *self, const char *path, const char *src, size
                      path ? path : "(input)", (unsigned)guard.cut_row + 1,
                      (unsigned)guard.cut_col + 1);
     walk_items(p, ts_tree_root_node(tree), &top);
-    ts_tree_delete(tree);
+    end_parse(p, tree);
     free(safe);
-    /* the cursors point into the deleted tree: they are reset before use */
     p->sink = NULL;
     p->orig = p->src = NULL;
     p->locals = NULL;
@@ -1426,11 +1450,11 @@ static void c_destroy(cn_lang_parser *self)
     c_parser *p;
     if (self == NULL) return;
     p = self->data;
-    for (size_t i = 0; i < sizeof p->cursors / sizeof p->cursors[0]; i++)
-        if (p->cursors[i].live) ts_tree_cursor_delete(&p->cursors[i].c);
-    if (p->aux.live) ts_tree_cursor_delete(&p->aux.c);
-    if (p->aux2.live) ts_tree_cursor_delete(&p->aux2.c);
+    for (size_t i = 0; i < sizeof p->cursors / sizeof p->cursors[0]; i++) drop_cursor(&p->cursors[i]);
+    drop_cursor(&p->aux);
+    drop_cursor(&p->aux2);
     if (p->ts) ts_parser_delete(p->ts);
+    cn_ts_arena_free(p->arena);
     free(p->fn_locals.slots);
     free(p->macro_locals.slots);
     free(p->kinds);
@@ -1503,6 +1527,7 @@ static int c_create(const cn_host *host, cn_lang_parser **out, cn_error *err)
     p->f_condition = field(lang, "condition");
     p->f_alternative = field(lang, "alternative");
     p->f_left = field(lang, "left");
+    p->arena = cn_ts_arena_new(); /* none: every parse uses p->ts */
     *out = &p->pub;
     return 0;
 nomem:

@@ -38,6 +38,7 @@
 
 #include <codenib/lang.h>
 
+#include "cn_ts_arena.h"
 #include "cn_ts_guard.h"
 
 /* ------------------------------------------------------------------ */
@@ -347,7 +348,8 @@ typedef struct use_item {
 
 typedef struct gen_state {
     const cn_host *host;
-    TSParser *ts;
+    TSParser *ts;       /* the long-lived parser, when a parse has no arena */
+    cn_ts_arena *ts_arena; /* each parse's tree-sitter memory; NULL: none */
     uint8_t *sym_role;
     uint16_t *sym_rule;
     uint32_t sym_count;
@@ -1396,6 +1398,7 @@ static int gen_parse(cn_lang_parser *self, const char *path, const char *src, si
                      const cn_lang_sink *sink, cn_error *err)
 {
     gen_state *st = self ? self->data : NULL;
+    TSParser *ts;
     TSTree *tree;
     char *safe;
     bool failed;
@@ -1425,10 +1428,11 @@ static int gen_parse(cn_lang_parser *self, const char *path, const char *src, si
         return oom(st);
     }
 
-    tree = cn_ts_parse_guarded(st->ts, st->src, (uint32_t)len, NULL, &guard);
+    ts = cn_ts_arena_parser(st->ts_arena, st->ts, LANG_TS_FN());
+    tree = cn_ts_parse_guarded(ts, st->src, (uint32_t)len, NULL, &guard);
     if (tree == NULL) {
         char why[256];
-        ts_parser_reset(st->ts);
+        cn_ts_arena_done(st->ts_arena, ts, NULL);
         free(safe);
         return set_error(st, CN_EPARSE, cn_ts_no_tree_reason(&guard, why, sizeof why));
     }
@@ -1439,7 +1443,7 @@ static int gen_parse(cn_lang_parser *self, const char *path, const char *src, si
                       (unsigned)guard.cut_col + 1);
     rc = walk(st, ts_tree_root_node(tree));
     st->nctx = 0;
-    ts_tree_delete(tree);
+    cn_ts_arena_done(st->ts_arena, ts, tree);
     free(safe);
     st->src = NULL;
     st->sink = NULL;
@@ -1452,6 +1456,7 @@ static void state_free(gen_state *st)
 {
     if (st == NULL) return;
     if (st->ts) ts_parser_delete(st->ts);
+    cn_ts_arena_free(st->ts_arena);
     free(st->sym_role);
     free(st->sym_rule);
     free(st->rule_bases);
@@ -1540,6 +1545,7 @@ static int gen_create(const cn_host *host, cn_lang_parser **out, cn_error *err)
         }
         return CN_EABI;
     }
+    st->ts_arena = cn_ts_arena_new(); /* none: every parse uses st->ts */
     p->struct_size = (uint32_t)sizeof *p;
     p->data = st;
     p->parse = gen_parse;

@@ -25,6 +25,7 @@
 
 #include <codenib/lang.h>
 
+#include "cn_ts_arena.h"
 #include "cn_ts_guard.h"
 
 const TSLanguage *tree_sitter_python(void);
@@ -285,6 +286,7 @@ typedef struct pending_ref {
 } pending_ref;
 
 typedef struct py_state {
+    cn_ts_arena *arena; /* each parse's tree-sitter memory; NULL: none */
     const cn_host *host;
     TSParser *ts;
     uint8_t *sym_kind; /* symbol id -> K_* */
@@ -1486,6 +1488,7 @@ static int py_parse(cn_lang_parser *self, const char *path, const char *src, siz
                     const cn_lang_sink *sink, cn_error *err)
 {
     py_state *st = self ? self->data : NULL;
+    TSParser *ts;
     TSTree *tree;
     char *safe;
     bool failed;
@@ -1517,10 +1520,11 @@ static int py_parse(cn_lang_parser *self, const char *path, const char *src, siz
     }
     st->path[0] = '\0';
 
-    tree = cn_ts_parse_guarded(st->ts, st->src, (uint32_t)len, NULL, &guard);
+    ts = cn_ts_arena_parser(st->arena, st->ts, tree_sitter_python());
+    tree = cn_ts_parse_guarded(ts, st->src, (uint32_t)len, NULL, &guard);
     if (tree == NULL) {
         char why[256];
-        ts_parser_reset(st->ts);
+        cn_ts_arena_done(st->arena, ts, NULL);
         free(safe);
         st->src = NULL;
         return set_error(st, CN_EPARSE, cn_ts_no_tree_reason(&guard, why, sizeof why));
@@ -1533,7 +1537,7 @@ static int py_parse(cn_lang_parser *self, const char *path, const char *src, siz
     rc = parse_module(st, ts_tree_root_node(tree));
     while (st->nctx > 0) ctx_pop_one(st);
     discard_refs(st);
-    ts_tree_delete(tree);
+    cn_ts_arena_done(st->arena, ts, tree);
     free(safe);
     st->src = NULL;
     st->sink = NULL;
@@ -1550,6 +1554,7 @@ static void py_destroy(cn_lang_parser *self)
         while (st->nctx > 0) ctx_pop_one(st);
         discard_refs(st);
         if (st->ts) ts_parser_delete(st->ts);
+        cn_ts_arena_free(st->arena);
         free(st->q);
         free(st->qtext);
         free(st->retired);
@@ -1624,6 +1629,7 @@ static int py_create(const cn_host *host, cn_lang_parser **out, cn_error *err)
         }
         return CN_EABI;
     }
+    st->arena = cn_ts_arena_new(); /* none: every parse uses st->ts */
     p->struct_size = (uint32_t)sizeof *p;
     p->data = st;
     p->parse = py_parse;
