@@ -79,6 +79,7 @@ struct cn_ts_arena {
     size_t next_size;    /* of the next chunk mapped */
     unsigned char *last; /* header of the newest block, while it is live */
     TSParser *parser;    /* made by cn_ts_arena_open() */
+    cn_ts_arena *outer;  /* open on this thread when this one was asked to be */
     bool open;
     bool foreign; /* something since open came from libc */
 };
@@ -352,13 +353,25 @@ TSParser *cn_ts_arena_open(cn_ts_arena *a, const TSLanguage *lang)
 
 TSParser *cn_ts_arena_parser(cn_ts_arena *a, TSParser *keep, const TSLanguage *lang)
 {
-    TSParser *own = a != NULL ? cn_ts_arena_open(a, lang) : NULL;
+    TSParser *own;
+    if (a != NULL && current != NULL && current != a && a->outer == NULL) {
+        /* a parse inside another backend's: the long-lived parser keeps what
+         * it allocates, which must not go into the other arena */
+        a->outer = current;
+        current = NULL;
+        return keep;
+    }
+    own = a != NULL ? cn_ts_arena_open(a, lang) : NULL;
     return own != NULL ? own : keep;
 }
 
 void cn_ts_arena_done(cn_ts_arena *a, TSParser *parser, TSTree *tree)
 {
-    if (a != NULL && a->open && current == a && parser != NULL && parser == a->parser) {
+    if (a != NULL && a->outer != NULL) {
+        if (tree != NULL) ts_tree_delete(tree);
+        current = a->outer;
+        a->outer = NULL;
+    } else if (a != NULL && a->open && current == a && parser != NULL && parser == a->parser) {
         if (tree != NULL && a->foreign) ts_tree_delete(tree);
         cn_ts_arena_close(a, parser);
     } else if (tree != NULL) {

@@ -63,7 +63,9 @@ bool cn_ts_arena_droppable(const cn_ts_arena *a);
 void cn_ts_arena_close(cn_ts_arena *a, TSParser *parser);
 
 /* The parser for one parse: a new one made in a, opened for it, when a is
- * not NULL and opens; else keep (the backend's long-lived parser). */
+ * not NULL and opens; else keep (the backend's long-lived parser).  Inside
+ * a parse with another arena open on this thread, that arena is set aside
+ * until cn_ts_arena_done(): keep allocates from libc. */
 TSParser *cn_ts_arena_parser(cn_ts_arena *a, TSParser *keep, const TSLanguage *lang);
 
 /* Ends a parse begun with cn_ts_arena_parser(): deletes tree (may be NULL)

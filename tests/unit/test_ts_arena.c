@@ -163,10 +163,19 @@ static void test_nested(cn_ts_arena *a, cn_ts_arena *b)
     TSParser *pa = cn_ts_arena_parser(a, keep, tree_sitter_python());
     TSParser *pb = cn_ts_arena_parser(b, keep, tree_sitter_python());
     TSLanguage bad = *tree_sitter_python();
+    void *x;
+    size_t held;
     ok(pa != keep, "nested: the first arena opens");
     ok(pb == keep, "nested: a second one on the same thread does not: the long-lived parser");
+    x = cn_ts_arena_malloc(24); /* libc's, or free() aborts */
+    free(x);
+    ok(x != NULL, "nested: the inner parse allocates from libc, not the outer arena");
     cn_ts_arena_done(b, pb, NULL); /* not b's: nothing closed */
     ok(cn_ts_arena_droppable(a), "nested: the first is still open");
+    held = cn_ts_arena_held(a);
+    x = cn_ts_arena_malloc((size_t)20 << 20); /* more than any chunk kept */
+    ok(cn_ts_arena_held(a) > held, "nested: and allocates again");
+    cn_ts_arena_release(x);
     cn_ts_arena_done(a, pa, NULL);
     ok(!cn_ts_arena_droppable(a), "nested: then closed");
     ok(cn_ts_arena_open(a, NULL) == NULL && !cn_ts_arena_droppable(a), "nested: no language, no parser");
