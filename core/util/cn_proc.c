@@ -21,7 +21,9 @@ int cn_proc_capture(char *const argv[], size_t max_bytes, char **out, size_t *le
     *out = NULL;
     if (len) *len = 0;
     if (status) *status = -1;
-    if (pipe(pipefd) != 0) return cn_error_set(CN_EIO, "cannot create a pipe: %s", strerror(errno));
+    /* close-on-exec: a helper another thread spawns meanwhile must not hold
+     * this pipe open (the child's stdout is a dup2, without the flag) */
+    if (pipe2(pipefd, O_CLOEXEC) != 0) return cn_error_set(CN_EIO, "cannot create a pipe: %s", strerror(errno));
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);

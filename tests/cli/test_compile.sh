@@ -330,6 +330,28 @@ printf 'plugin_id: lang-zz\nkind: language\nlanguage: zz\nlibrary: lang_zz\nabi:
 CODENIB_PLUGINS_PATH="$TMPBASE/badplugins" cn plugins list
 check "a backend without its shared object is listed as failed, with the reason" sh -c 'grep -q "^lang-zz .*failed" "$0" && grep -q "reason: .*lang_zz.so" "$0"' "$OUT"
 
+# The repository's identity: git HEAD and the dirty flag, null outside git.
+check "outside git the manifest's git_head and dirty are null" \
+  sh -c 'grep -q "\"git_head\": null" "$0" && grep -q "\"dirty\": null" "$0"' "$cache/current/repo_manifest.json"
+if command -v git >/dev/null 2>&1; then
+  gr=$TMPBASE/gitrepo
+  mkdir -p "$gr"
+  printf 'def shipped():\n    return 1\n' > "$gr/app.py"
+  g() { git -C "$gr" -c user.name=t -c user.email=t@example.org -c commit.gpgsign=false "$@"; }
+  if g init -q && g add -A && g commit -q -m one; then
+    head=$(g rev-parse HEAD)
+    cn compile "$gr" --cache-dir "$TMPBASE/gitcache" --quiet
+    check "in a git checkout: git_head is HEAD" sh -c 'grep -q "\"git_head\": \"$1\"" "$0"' \
+      "$TMPBASE/gitcache/current/repo_manifest.json" "$head"
+    check "and a clean checkout is not dirty" grep -q '"dirty": false' "$TMPBASE/gitcache/current/repo_manifest.json"
+    printf '\n# changed\n' >> "$gr/app.py"
+    cn compile "$gr" --cache-dir "$TMPBASE/gitcache" --quiet
+    check "an edited tracked file makes it dirty" grep -q '"dirty": true' "$TMPBASE/gitcache/current/repo_manifest.json"
+  else
+    echo "# git cannot commit here: identity checks skipped"
+  fi
+fi
+
 cn compile "$TMPBASE/nowhere"
 check "a missing repository: exit 1, named" sh -c '[ '"$rc"' -eq 1 ] && grep -q "nowhere" "$0"' "$ERR"
 cn compile
