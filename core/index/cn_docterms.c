@@ -218,8 +218,13 @@ int cn_docterms_build(cn_file_rec *r, const char *src, size_t len)
     }
     for (size_t k = 0; k < n_docs && rc == 0; k++) {
         cn_buf_reset(&doc);
-        if (k == 0) cn_buf_printf(&doc, "%s\n", r->path);
-        else cn_buf_printf(&doc, "%s %s\n", cn_rec_str(r, r->nodes[k - 1].qualname), r->path);
+        if (k > 0) { /* "qualname path\n", or "path\n" for the file */
+            const char *q = cn_rec_str(r, r->nodes[k - 1].qualname);
+            cn_buf_append(&doc, q, strlen(q));
+            cn_buf_putc(&doc, ' ');
+        }
+        cn_buf_append(&doc, r->path, strlen(r->path));
+        cn_buf_putc(&doc, '\n');
         /* the lines this document owns; a scan per document keeps memory
          * flat, and files are small next to their parse */
         for (uint32_t l = k == 0 ? 1 : r->nodes[k - 1].start_line;

@@ -130,9 +130,18 @@ static int word(const unsigned char *w, size_t n, cn_token_fn fn, void *data)
     int rc;
 
     if (n <= CN_TOKEN_MAX) {
-        lower_into(low, w, n);
+        /* lowercase letters after a first letter of either case (most words
+         * of code: keywords, names, Exception): no boundary, one part, the
+         * word itself */
+        bool one_part = byte_class(w[0]) == C_LOWER || byte_class(w[0]) == C_UPPER;
+        for (size_t i = 0; i < n; i++) {
+            unsigned char c = w[i];
+            if (i > 0 && byte_class(c) != C_LOWER) one_part = false;
+            low[i] = (char)(c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c);
+        }
         lw = low;
         rc = fn(low, n, data);
+        if (rc != 0 || one_part) return rc;
     } else {
         rc = emit(w, n, fn, data);
     }

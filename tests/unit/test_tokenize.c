@@ -60,7 +60,13 @@ static void test_rules(void)
     check("foo", "foo");
     check("FOO", "foo");
     check("Foo", "foo");
+    check("A", "a");
+    check("Ab", "ab");
     check("42", "42");
+    /* a capital or digit after the first letter starts looking for parts */
+    check("fooB", "foob foo b");
+    check("aBc", "abc a bc");
+    check("ab1", "ab1 ab 1");
     /* length-1 tokens are kept */
     check("a", "a");
     check("x = y+1;", "x y 1");
