@@ -95,13 +95,14 @@ static uint32_t st_add_qual(strtab *t, const char *path, const char *qual)
 typedef struct sort_ctx {
     const char *strtab;
     const node_disk *nodes;
+    size_t skip; /* bytes every qualified name compared starts with alike */
 } sort_ctx;
 
 static int cmp_byqual(const void *a, const void *b, void *arg)
 {
     const sort_ctx *c = arg;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    int d = strcmp(c->strtab + c->nodes[x].qualname, c->strtab + c->nodes[y].qualname);
+    int d = strcmp(c->strtab + c->nodes[x].qualname + c->skip, c->strtab + c->nodes[y].qualname + c->skip);
     return d ? d : (x > y) - (x < y);
 }
 
@@ -113,14 +114,17 @@ static int cmp_byqual(const void *a, const void *b, void *arg)
 static int sort_byqual(const node_disk *nodes, size_t n_nodes, const file_disk *files, size_t n_files,
                        const char *tab, uint32_t *byqual)
 {
-    sort_ctx sc = {tab, nodes};
+    sort_ctx sc = {tab, nodes, 0};
     bool sorted = true;
     for (size_t f = 0; f < n_files; f++) {
         uint32_t lo = files[f].node, k = files[f].n_nodes;
         for (uint32_t i = 0; i < k; i++) byqual[lo + i] = lo + i;
-        /* the file node (qualname = path) sorts before "path:..." */
+        /* the file node (qualname = path) sorts before "path:...", and the
+         * others are compared past their common "path:" */
+        sc.skip = strlen(tab + files[f].path) + 1;
         if (k > 2) qsort_r(byqual + lo + 1, k - 1, sizeof *byqual, cmp_byqual, &sc);
     }
+    sc.skip = 0;
     for (size_t i = 1; i < n_nodes && sorted; i++)
         sorted = cmp_byqual(&byqual[i - 1], &byqual[i], &sc) < 0;
     if (!sorted) qsort_r(byqual, n_nodes, sizeof *byqual, cmp_byqual, &sc);
