@@ -852,6 +852,7 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
     pthread_t graph_tid;
     bool graph_running = false;
     uint64_t started_ns;
+    uint32_t bm25_docs = 0;
     int lock_fd = -1, rc;
     bool syncing = false;
 
@@ -998,26 +999,38 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
         if (pthread_create(&graph_tid, NULL, graph_thread, &gj) == 0) graph_running = true;
         else graph_thread(&gj);   /* no thread to be had: build it here, first */
     }
-    progress(o, CN_STAGE_NODES, 0, 0, NULL);
-    {
-        char *p = cn_path_join(tmp_dir, CN_NODES_FILE);
-        rc = p ? cn_nodes_write(recs, n, p, &res->n_nodes) : cn_error_set(CN_ENOMEM, "out of memory");
-        free(p);
-        if (rc < 0) goto out;
-        p = cn_path_join(tmp_dir, CN_RECORDS_FILE);
-        rc = p ? cn_records_write(recs, n, &langs, started_ns, p) : cn_error_set(CN_ENOMEM, "out of memory");
-        free(p);
-        if (rc < 0) goto out;
-    }
-    mark(res, &tm, CN_STAGE_NODES);
+    /* The largest file first, the smallest last: publishing waits for the
+     * last file's fsync, which starts only once it is written. */
     if (wants(o, "bm25")) {
         char *p = cn_path_join(tmp_dir, CN_BM25_INDEX_FILE);
-        rc = p ? build_bm25(o, recs, n, res->n_nodes, p, prev, prev_index, &res->bm25_updated)
-               : cn_error_set(CN_ENOMEM, "out of memory");
+        size_t docs = 0;   /* one per parsed file and node, as the nodes file numbers them */
+        for (size_t i = 0; i < n; i++)
+            if (recs[i].status == CN_REC_PARSED) docs += 1 + recs[i].n_nodes;
+        bm25_docs = (uint32_t)docs;
+        if (docs > UINT32_MAX / 2) rc = cn_error_set(CN_EINVAL, "too many nodes (%zu)", docs);
+        else rc = p ? build_bm25(o, recs, n, bm25_docs, p, prev, prev_index, &res->bm25_updated)
+                    : cn_error_set(CN_ENOMEM, "out of memory");
         free(p);
         if (rc < 0) goto out;
     }
     mark(res, &tm, CN_STAGE_BM25);
+    progress(o, CN_STAGE_NODES, 0, 0, NULL);
+    {
+        char *p = cn_path_join(tmp_dir, CN_RECORDS_FILE);
+        rc = p ? cn_records_write(recs, n, &langs, started_ns, p) : cn_error_set(CN_ENOMEM, "out of memory");
+        free(p);
+        if (rc < 0) goto out;
+        p = cn_path_join(tmp_dir, CN_NODES_FILE);
+        rc = p ? cn_nodes_write(recs, n, p, &res->n_nodes) : cn_error_set(CN_ENOMEM, "out of memory");
+        free(p);
+        if (rc < 0) goto out;
+        if (wants(o, "bm25") && bm25_docs != res->n_nodes) {
+            rc = cn_error_set(CN_ERR, "BM25 numbered %u documents, the nodes file %u (a codenib bug)",
+                              (unsigned)bm25_docs, (unsigned)res->n_nodes);
+            goto out;
+        }
+    }
+    mark(res, &tm, CN_STAGE_NODES);
     if (graph_running) {
         pthread_join(graph_tid, NULL);
         graph_running = false;
