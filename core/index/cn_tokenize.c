@@ -134,11 +134,8 @@ static int word(const unsigned char *w, size_t n, cn_token_fn fn, void *data)
          * of code: keywords, names, Exception): no boundary, one part, the
          * word itself */
         bool one_part = byte_class(w[0]) == C_LOWER || byte_class(w[0]) == C_UPPER;
-        for (size_t i = 0; i < n; i++) {
-            unsigned char c = w[i];
-            if (i > 0 && byte_class(c) != C_LOWER) one_part = false;
-            low[i] = (char)(c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c);
-        }
+        for (size_t i = 1; i < n && one_part; i++) one_part = byte_class(w[i]) == C_LOWER;
+        lower_into(low, w, n);
         lw = low;
         rc = fn(low, n, data);
         if (rc != 0 || one_part) return rc;

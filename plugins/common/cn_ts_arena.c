@@ -91,8 +91,8 @@ static unsigned char *data_of(chunk *c) { return (unsigned char *)(c + 1); }
 
 static _Noreturn void out_of_memory(size_t size)
 {
-    /* what libtree-sitter's own allocator does */
-    fprintf(stderr, "tree-sitter failed to allocate %zu bytes", size);
+    /* what libtree-sitter's own allocator does (it has no way to fail) */
+    fprintf(stderr, "codenib: out of memory: tree-sitter failed to allocate %zu bytes while parsing\n", size);
     exit(1);
 }
 

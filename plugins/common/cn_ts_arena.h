@@ -78,8 +78,9 @@ void cn_ts_arena_done(cn_ts_arena *a, TSParser *parser, TSTree *tree);
 size_t cn_ts_arena_held(const cn_ts_arena *a);
 void cn_ts_arena_set_cap(cn_ts_arena *a, size_t cap);
 
-/* The allocator installed into libtree-sitter (tree-sitter's own default
- * on failure: a message and exit(1)). */
+/* The allocator installed into libtree-sitter.  On failure it does as
+ * tree-sitter's own default does, which its callers rely on (they never
+ * check): a message on stderr and exit(1). */
 void *cn_ts_arena_malloc(size_t size);
 void *cn_ts_arena_calloc(size_t count, size_t size);
 void *cn_ts_arena_realloc(void *ptr, size_t size);
