@@ -17,6 +17,8 @@
 
 const TSLanguage *tree_sitter_python(void);
 
+#ifdef CN_TS_ARENA /* else (libtree-sitter linked shared) there are no arenas to test */
+
 /* A Python module of n small classes (some 150 bytes each). */
 static char *module(size_t n, uint32_t *len)
 {
@@ -227,6 +229,8 @@ static void test_threads(void)
     free(want);
     free(src);
 }
+
+#endif /* CN_TS_ARENA */
 
 int main(void)
 {
