@@ -623,61 +623,48 @@ static uint64_t first_at(const uint32_t *postings, uint64_t a, uint64_t ae, uint
     return a;
 }
 
-/* Blocks of the previous index's postings kept as they are: written from
- * its mapping rather than copied (7 of the stdlib's 7.4 MB in a re-compile
- * whose edit moved no document: that many fresh pages less). */
-typedef struct kept_block {
-    uint64_t at;            /* where in the new postings */
-    const uint32_t *src;    /* the old ones */
-    uint64_t n;             /* postings */
-} kept_block;
-
-typedef struct kept_blocks {
-    kept_block *v;
+/* The postings as pieces: blocks of the previous index's kept as they are
+ * are written from its mapping rather than copied (7 of the stdlib's 7.4 MB
+ * in a re-compile whose edit moved no document: that many fresh pages
+ * less), between pieces of the postings written out here. */
+typedef struct post_pieces {
+    cn_idx_piece *v;
     size_t len, cap;
-} kept_blocks;
+    const uint32_t *own; /* the postings written out here */
+    uint64_t own_at;     /* the first of them not in a piece yet */
+} post_pieces;
 
-static int keep_block(kept_blocks *k, uint64_t at, const uint32_t *src, uint64_t n)
+static int add_piece(post_pieces *pp, const void *data, size_t size)
 {
-    kept_block *last = k->len ? &k->v[k->len - 1] : NULL;
-    if (last != NULL && last->at + last->n == at && last->src + 2 * last->n == src) {
-        last->n += n; /* the next term's block follows on in both */
+    cn_idx_piece *last = pp->len ? &pp->v[pp->len - 1] : NULL;
+    if (size == 0) return 0;
+    if (last != NULL && (const char *)last->data + last->size == (const char *)data) {
+        last->size += size; /* a block that follows on from the last one */
         return 0;
     }
-    if (k->len == k->cap) {
-        size_t cap = k->cap ? k->cap * 2 : 256;
-        kept_block *v = realloc(k->v, cap * sizeof *v);
+    if (pp->len == pp->cap) {
+        size_t cap = pp->cap ? pp->cap * 2 : 256;
+        cn_idx_piece *v = realloc(pp->v, cap * sizeof *v);
         if (v == NULL) return CN_ENOMEM;
-        k->v = v;
-        k->cap = cap;
+        pp->v = v;
+        pp->cap = cap;
     }
-    k->v[k->len++] = (kept_block){at, src, n};
+    pp->v[pp->len++] = (cn_idx_piece){data, size};
     return 0;
 }
 
-/* The postings as pieces: own[0, np) with the kept blocks in their places. */
-static cn_idx_piece *postings_pieces(const kept_blocks *k, const uint32_t *own, uint64_t np, size_t *n_out)
+/* The old postings src[0, n) become new postings [at, at + n). */
+static int keep_block(post_pieces *pp, uint64_t at, const uint32_t *src, uint64_t n)
 {
-    cn_idx_piece *p = malloc((2 * k->len + 1) * sizeof *p);
-    uint64_t at = 0;
-    size_t n = 0;
-    if (p == NULL) return NULL;
-    for (size_t i = 0; i < k->len; i++) {
-        if (k->v[i].at > at) p[n++] = (cn_idx_piece){own + 2 * at, (size_t)(k->v[i].at - at) * 8};
-        p[n++] = (cn_idx_piece){k->v[i].src, (size_t)k->v[i].n * 8};
-        at = k->v[i].at + k->v[i].n;
-    }
-    if (np > at) p[n++] = (cn_idx_piece){own + 2 * at, (size_t)(np - at) * 8};
-    *n_out = n;
-    return p;
+    int rc = add_piece(pp, pp->own + 2 * pp->own_at, (size_t)(at - pp->own_at) * 8);
+    pp->own_at = at + n;
+    return rc < 0 ? rc : add_piece(pp, src, (size_t)n * 8);
 }
 
 int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32_t *remap, uint32_t n_docs,
                          const char *path)
 {
-    kept_blocks kept = {NULL, 0, 0};
-    cn_idx_piece *pieces = NULL;
-    size_t n_pieces = 0;
+    post_pieces kept = {NULL, 0, 0, NULL, 0};
     doc_run runs[MAX_RUNS];
     size_t n_runs;
     cn_bm25__view v;
@@ -703,6 +690,7 @@ int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32
         return cn_error_set(CN_ENOMEM, "%s: bm25: out of memory writing the index", path);
     }
     if ((end = place_log(bld, ents, newp)) == NULL) rc = CN_ENOMEM;
+    kept.own = x.postings;
     n_runs = doc_runs(remap, v.n_docs, n_docs, runs);
     /* both term lists are sorted: walk them together */
     while (rc == 0 && (i < v.n_terms || j < bld->n_terms)) {
@@ -826,13 +814,13 @@ int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32
     x.nt = nt;
     x.terms_len = toff;
     x.np = np;
-    if (kept.len > 0 && (pieces = postings_pieces(&kept, x.postings, np, &n_pieces)) == NULL) {
+    /* the tail after the last kept block */
+    if (kept.len > 0 && keep_block(&kept, np, NULL, 0) < 0) {
         free(kept.v);
         sections_free(&x);
         return cn_error_set(CN_ENOMEM, "%s: bm25: out of memory writing the index", path);
     }
+    rc = write_sections(&x, kept.len ? kept.v : NULL, kept.len, bld->k1, bld->b, n_docs, path);
     free(kept.v);
-    rc = write_sections(&x, pieces, n_pieces, bld->k1, bld->b, n_docs, path);
-    free(pieces);
     return rc;
 }

@@ -151,6 +151,14 @@ static int sort_tables(const node_disk *nodes, size_t n_nodes, const file_disk *
     return rc;
 }
 
+size_t cn_nodes_numbered(const cn_file_rec *recs, size_t n)
+{
+    size_t n_nodes = 0;
+    for (size_t i = 0; i < n; i++)
+        if (recs[i].status == CN_REC_PARSED) n_nodes += 1 + recs[i].n_nodes;
+    return n_nodes;
+}
+
 int cn_nodes_write(const cn_file_rec *recs, size_t n, const char *path, uint32_t *n_nodes_out)
 {
     size_t n_nodes = 0, n_files = 0, n_langs = 0;
@@ -163,11 +171,8 @@ int cn_nodes_write(const cn_file_rec *recs, size_t n, const char *path, uint32_t
     size_t ni = 0, fi = 0;
     int rc;
 
-    for (size_t i = 0; i < n; i++) {
-        if (recs[i].status != CN_REC_PARSED) continue;
-        n_files++;
-        n_nodes += 1 + recs[i].n_nodes;
-    }
+    for (size_t i = 0; i < n; i++) n_files += recs[i].status == CN_REC_PARSED;
+    n_nodes = cn_nodes_numbered(recs, n);
     if (n_nodes > UINT32_MAX / 2) return cn_error_set(CN_EINVAL, "too many nodes (%zu)", n_nodes);
     nodes = calloc(n_nodes ? n_nodes : 1, sizeof *nodes);
     files = calloc(n_files ? n_files : 1, sizeof *files);

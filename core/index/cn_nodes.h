@@ -45,6 +45,9 @@ typedef struct cn_file_view {
  * node ids: each file's node, then its nodes in emission order.  Returns
  * the node count through *n_nodes (may be NULL). */
 int cn_nodes_write(const cn_file_rec *recs, size_t n, const char *path, uint32_t *n_nodes);
+/* The nodes cn_nodes_write numbers for recs: each parsed file and its
+ * nodes (BM25 numbers its documents the same way). */
+size_t cn_nodes_numbered(const cn_file_rec *recs, size_t n);
 
 int cn_nodes_open(const char *path, cn_nodes **out);
 void cn_nodes_close(cn_nodes *nodes);

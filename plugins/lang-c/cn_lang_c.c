@@ -1350,16 +1350,18 @@ static void drop_cursor(cursor_slot *s)
     s->live = false;
 }
 
-/* Deletes the tree (NULL: none) of the parse under way.  The cursors point
- * into it: they are reset before their next use, and when the parse had an
- * arena, their memory goes with it. */
+static void drop_cursors(c_parser *p)
+{
+    for (size_t i = 0; i < sizeof p->cursors / sizeof p->cursors[0]; i++) drop_cursor(&p->cursors[i]);
+    drop_cursor(&p->aux);
+    drop_cursor(&p->aux2);
+}
+
+/* Deletes the tree (NULL: none) of the parse under way, and the cursors
+ * into it (from the parse's arena, when it had one). */
 static void end_parse(c_parser *p, TSTree *tree)
 {
-    if (p->cur != p->ts) {
-        for (size_t i = 0; i < sizeof p->cursors / sizeof p->cursors[0]; i++) drop_cursor(&p->cursors[i]);
-        drop_cursor(&p->aux);
-        drop_cursor(&p->aux2);
-    }
+    drop_cursors(p);
     cn_ts_arena_done(p->arena, p->cur, tree);
     p->cur = NULL;
 }
@@ -1450,9 +1452,7 @@ static void c_destroy(cn_lang_parser *self)
     c_parser *p;
     if (self == NULL) return;
     p = self->data;
-    for (size_t i = 0; i < sizeof p->cursors / sizeof p->cursors[0]; i++) drop_cursor(&p->cursors[i]);
-    drop_cursor(&p->aux);
-    drop_cursor(&p->aux2);
+    drop_cursors(p);
     if (p->ts) ts_parser_delete(p->ts);
     cn_ts_arena_free(p->arena);
     free(p->fn_locals.slots);
