@@ -624,13 +624,17 @@ static uint64_t first_at(const uint32_t *postings, uint64_t a, uint64_t ae, uint
 }
 
 /* The postings as pieces: blocks of the previous index's kept as they are
- * are written from its mapping rather than copied (7 of the stdlib's 7.4 MB
- * in a re-compile whose edit moved no document: that many fresh pages
- * less), between pieces of the postings written out here. */
+ * are written from its mapping rather than copied (nearly all of the
+ * stdlib's 7.4 MB in a re-compile whose edit moved no document), between
+ * pieces of the postings written out here.  Those are packed back to back,
+ * not put at their place in the output, so that only they take fresh
+ * pages (a third of a re-compile's page faults went to the short lists
+ * copied all over the output buffer). */
 typedef struct post_pieces {
     cn_idx_piece *v;
     size_t len, cap;
-    const uint32_t *own; /* the postings written out here */
+    uint32_t *own;       /* the postings written out here, back to back */
+    uint64_t n_own;      /* how many */
     uint64_t own_at;     /* the first of them not in a piece yet */
 } post_pieces;
 
@@ -653,18 +657,37 @@ static int add_piece(post_pieces *pp, const void *data, size_t size)
     return 0;
 }
 
-/* The old postings src[0, n) become new postings [at, at + n). */
-static int keep_block(post_pieces *pp, uint64_t at, const uint32_t *src, uint64_t n)
+/* The old postings src[0, n) come next, after the postings written out
+ * since the last kept block. */
+static int keep_block(post_pieces *pp, const uint32_t *src, uint64_t n)
 {
-    int rc = add_piece(pp, pp->own + 2 * pp->own_at, (size_t)(at - pp->own_at) * 8);
-    pp->own_at = at + n;
+    int rc = add_piece(pp, pp->own + 2 * pp->own_at, (size_t)(pp->n_own - pp->own_at) * 8);
+    pp->own_at = pp->n_own;
     return rc < 0 ? rc : add_piece(pp, src, (size_t)n * 8);
+}
+
+/* A posting written out here comes next. */
+static inline void put_own(post_pieces *pp, uint32_t doc, uint32_t tf)
+{
+    pp->own[2 * pp->n_own] = doc;
+    pp->own[2 * pp->n_own + 1] = tf;
+    pp->n_own++;
+}
+
+/* The run holding all of the old postings [a, ae) (documents in order), or
+ * n_runs when they span more than one or lie outside them. */
+static size_t one_run(const uint32_t *postings, uint64_t a, uint64_t ae, const doc_run *runs, size_t n_runs)
+{
+    uint32_t lo = postings[2 * a], hi = postings[2 * (ae - 1)];
+    for (size_t r = 0; r < n_runs; r++)
+        if (lo < runs[r].hi) return lo >= runs[r].lo && hi < runs[r].hi && lo <= hi ? r : n_runs;
+    return n_runs;
 }
 
 int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32_t *remap, uint32_t n_docs,
                          const char *path)
 {
-    post_pieces kept = {NULL, 0, 0, NULL, 0};
+    post_pieces kept = {NULL, 0, 0, NULL, 0, 0};
     doc_run runs[MAX_RUNS];
     size_t n_runs;
     cn_bm25__view v;
@@ -699,6 +722,7 @@ int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32
         int c = os == NULL ? 1 : j >= bld->n_terms ? -1 : term_order(os, ol, ents[j].s, ents[j].len);
         uint64_t start = np, a = 0, ae = 0, b = 0, be = 0;
         int64_t last = -1;   /* the document last written for this term */
+        size_t r0, r1;
         bool by_runs;
         if (c <= 0) {
             a = v.post_offs[i];
@@ -713,8 +737,16 @@ int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32
          * their order), with the new ones put in between: a long list by
          * runs of kept documents when there are few, else posting by
          * posting */
-        by_runs = n_runs > 0 && ae - a > RUN_MIN_POSTINGS;
-        for (size_t r = 0; by_runs && r < n_runs && rc == 0; r++) {
+        r0 = 0;
+        r1 = n_runs;
+        if (n_runs > 0 && ae > a && ae - a <= RUN_MIN_POSTINGS) {
+            /* a short list within one run is one block too (kept as it
+             * is, not copied, when its numbers stay) */
+            r0 = one_run(v.postings, a, ae, runs, n_runs);
+            r1 = r0 + 1;
+        }
+        by_runs = n_runs > 0 && r0 < n_runs;
+        for (size_t r = r0; by_runs && r < r1 && rc == 0; r++) {
             uint64_t p = first_at(v.postings, a, ae, runs[r].lo), q = first_at(v.postings, p, ae, runs[r].hi);
             uint32_t out_lo = (uint32_t)(runs[r].lo + runs[r].delta), prev_d = 0;
             for (; b < be && newp[2 * b] < out_lo; b++) {   /* new documents before the run */
@@ -723,20 +755,18 @@ int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32
                     break;
                 }
                 last = newp[2 * b];
-                x.postings[2 * np] = newp[2 * b];
-                x.postings[2 * np + 1] = newp[2 * b + 1];
+                put_own(&kept, newp[2 * b], newp[2 * b + 1]);
                 np++;
             }
             if (runs[r].delta == 0 && q > p) {   /* the numbers stay: the block as it is */
-                if (keep_block(&kept, np, v.postings + 2 * p, q - p) < 0) rc = CN_ENOMEM;
+                if (keep_block(&kept, v.postings + 2 * p, q - p) < 0) rc = CN_ENOMEM;
                 np += q - p;
             }
             for (uint64_t k = p; runs[r].delta != 0 && k < q && rc == 0; k++) {
                 uint32_t d = v.postings[2 * k];
                 if ((k > p && d <= prev_d) || d >= runs[r].hi) rc = CN_ECORRUPT;   /* prev is not in order */
                 prev_d = d;
-                x.postings[2 * np] = (uint32_t)(d + runs[r].delta);
-                x.postings[2 * np + 1] = v.postings[2 * k + 1];
+                put_own(&kept, (uint32_t)(d + runs[r].delta), v.postings[2 * k + 1]);
                 np++;
             }
             if (q > p) {
@@ -764,8 +794,7 @@ int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32
                     break;
                 }
                 last = nd;
-                x.postings[2 * np] = nd;
-                x.postings[2 * np + 1] = v.postings[2 * a + 1];
+                put_own(&kept, nd, v.postings[2 * a + 1]);
                 np++;
             }
             if (rc < 0 || b == be) break;
@@ -774,8 +803,7 @@ int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32
                 break;
             }
             last = nb;
-            x.postings[2 * np] = nb;
-            x.postings[2 * np + 1] = newp[2 * b + 1];
+            put_own(&kept, nb, newp[2 * b + 1]);
             np++;
             b++;
         }
@@ -815,7 +843,7 @@ int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32
     x.terms_len = toff;
     x.np = np;
     /* the tail after the last kept block */
-    if (kept.len > 0 && keep_block(&kept, np, NULL, 0) < 0) {
+    if (kept.len > 0 && keep_block(&kept, NULL, 0) < 0) {
         free(kept.v);
         sections_free(&x);
         return cn_error_set(CN_ENOMEM, "%s: bm25: out of memory writing the index", path);
