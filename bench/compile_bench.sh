@@ -67,6 +67,9 @@ for repo in "$@"; do
   # (by more than the 2 s in which a stamp is not trusted)
   sleep 3
   "$codenib" compile "$work/copy" --cache-dir "$work/c2" --quiet
+  # the full compiles above leave megabytes to write back, which the
+  # re-compile's fsyncs would wait behind
+  sync
   target=$(head -n 1 "$work/files" | sed "s|^$repo|$work/copy|")
   case $target in *.py) comment='#' ;; *) comment='//' ;; esac
   # two edits: a comment appended (nothing else in the file moves) and a
