@@ -1014,7 +1014,7 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
     progress(o, CN_STAGE_NODES, 0, 0, NULL);
     {
         char *p = cn_path_join(tmp_dir, CN_RECORDS_FILE);
-        rc = p ? cn_records_write(recs, n, &langs, started_ns, p) : cn_error_set(CN_ENOMEM, "out of memory");
+        rc = p ? cn_records_write(recs, n, &langs, started_ns, prev, p) : cn_error_set(CN_ENOMEM, "out of memory");
         free(p);
         if (rc < 0) goto out;
         p = cn_path_join(tmp_dir, CN_NODES_FILE);

@@ -39,6 +39,7 @@ struct cn_idx_writer {
     uint32_t version;
     section sections[CN_IDX_MAX_SECTIONS];
     size_t count;
+    uint64_t checksum;   /* of the file last written */
 };
 
 struct cn_idx_file {
@@ -221,7 +222,8 @@ int cn_idx_writer_write(cn_idx_writer *w, const char *path)
             cn_hash64_update(&hs, x->data, x->size);
         cn_hash64_update(&hs, zeros, align8(x->size) - x->size);
     }
-    put64(head + 24, cn_hash64_final(&hs));
+    w->checksum = cn_hash64_final(&hs);
+    put64(head + 24, w->checksum);
 
     cn_buf_printf(&tmp, "%s.tmp.%ld", path, (long)getpid());
     if (tmp.data == NULL) {
@@ -255,6 +257,11 @@ int cn_idx_writer_write(cn_idx_writer *w, const char *path)
     cn_buf_free(&tmp);
     free(head);
     return rc;
+}
+
+uint64_t cn_idx_writer_checksum(const cn_idx_writer *w)
+{
+    return w->checksum;
 }
 
 void cn_idx_writer_free(cn_idx_writer *w)
@@ -374,6 +381,11 @@ const void *cn_idx_section(const cn_idx_file *f, uint32_t id, size_t elem, size_
 const char *cn_idx_path(const cn_idx_file *f)
 {
     return f->path;
+}
+
+uint64_t cn_idx_checksum(const cn_idx_file *f)
+{
+    return get64(f->map + 24);
 }
 
 void cn_idx_close(cn_idx_file *f)

@@ -41,6 +41,9 @@ int cn_idx_writer_add_pieces(cn_idx_writer *w, uint32_t id, const cn_idx_piece *
  * rename; the fsync deferred in a directory under cn_fsync_dir_begin).
  * The writer stays usable for another path. */
 int cn_idx_writer_write(cn_idx_writer *w, const char *path);
+/* The checksum of the file cn_idx_writer_write last wrote (what
+ * cn_idx_checksum gives for it once opened). */
+uint64_t cn_idx_writer_checksum(const cn_idx_writer *w);
 void cn_idx_writer_free(cn_idx_writer *w);
 
 /* ---- reading ------------------------------------------------------------ */
@@ -56,6 +59,9 @@ int cn_idx_open(const char *path, const char magic[CN_IDX_MAGIC_LEN], uint32_t v
  * multiple of elem (else NULL with CN_ECORRUPT set). */
 const void *cn_idx_section(const cn_idx_file *f, uint32_t id, size_t elem, size_t *size);
 const char *cn_idx_path(const cn_idx_file *f);
+/* The checksum in its header (verified at open): tells one version of a
+ * file from another, for a file that refers to it. */
+uint64_t cn_idx_checksum(const cn_idx_file *f);
 void cn_idx_close(cn_idx_file *f);
 
 /* 64-bit checksum used by the container (exposed for tests and for content

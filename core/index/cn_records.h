@@ -15,9 +15,12 @@ typedef struct cn_records cn_records;
  * (cn_rec_left_out_for_good), with each file's backend version, taken from
  * the opened backends in `langs`).  `started_ns` is when the build began
  * listing files (CLOCK_REALTIME): stamps older than that, by a margin, can
- * be trusted by the next build (cn_records_match). */
+ * be trusted by the next build (cn_records_match).  The records go in
+ * `path` and in shards beside it (records-NN.bin); a shard that would be
+ * written as the previous build `prev` (opened, or NULL) wrote it is linked
+ * to that one's file instead. */
 int cn_records_write(const cn_file_rec *recs, size_t n, const cn_langs *langs, uint64_t started_ns,
-                     const char *path);
+                     const cn_records *prev, const char *path);
 /* Loads a records file; language names are mapped onto `langs`. */
 int cn_records_open(const char *path, const cn_langs *langs, cn_records **out);
 /* The record of `path` when it still holds -- parsed, or left out for good

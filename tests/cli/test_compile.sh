@@ -235,6 +235,29 @@ printf '\ndef after_damage():\n    pass\n' >> "$repo/pkg/pool.py"
 same_as_rebuild "after a damaged BM25 index"
 check "after a damaged BM25 index: every file parsed" sh -c 'grep -q "\"reused\": 0," "$0"' "$TMPBASE/inc.json"
 
+# The parse records are split in shards of about 32 files: a one-file edit
+# writes its file's shard and links the others from the previous build.
+many=$TMPBASE/many
+mkdir -p "$many"
+i=0
+while [ $i -lt 100 ]; do
+  printf 'def f%d(x):\n    return g%d(x)\n\n\ndef g%d(x):\n    return x + %d\n' $i $i $i $i > "$many/m$i.py"
+  i=$((i + 1))
+done
+touch -d '2020-01-01' "$many"/*.py   # older than the build by more than a stamp's margin
+cn compile "$many" --cache-dir "$TMPBASE/many-cache" --quiet
+printf '\n# edited\n' >> "$many/m7.py"
+cn compile "$many" --cache-dir "$TMPBASE/many-cache" --json
+check "100 files, one edited: one file parsed" sh -c 'grep -q "\"parsed\": 1," "$0"' "$OUT"
+gen=$TMPBASE/many-cache/$(readlink "$TMPBASE/many-cache/current")
+check "their records are in two shards" sh -c 'test -f "$0/records-01.bin" && ! test -f "$0/records-02.bin"' "$gen"
+check "... one of them the previous build's file, linked" sh -c '[ "$(find "$0" -name "records-*.bin" -links 2 | wc -l)" -eq 1 ]' "$gen"
+cn compile "$many" --cache-dir "$TMPBASE/many-full" --rebuild --quiet
+full=$TMPBASE/many-full/$(readlink "$TMPBASE/many-full/current")
+for f in records-00.bin records-01.bin nodes.bin bm25.bin graph.bin; do
+  check "... and $f equals a full rebuild's" cmp -s "$gen/$f" "$full/$f"
+done
+
 # Another selection makes the index stale; removed files are reported.
 rm "$repo/src/ring.h"
 cn status "$repo" --cache-dir "$cache"
