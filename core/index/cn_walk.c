@@ -19,6 +19,7 @@ const char *const cn_walk_default_excludes[] = {
 
 typedef struct walk {
     const char *root;
+    int rootfd;   /* files are looked at relative to it or to their directory: no path walk from / each time */
     const cn_walk_opts *opts;
     cn_walk_stats *stats;
     cn_walk_file *files;
@@ -96,11 +97,11 @@ static bool language_selected(const walk *w, const cn_lang_entry *lang)
 }
 
 /* Language of a file without a known extension: its "#!" line. */
-static const cn_lang_entry *sniff(const walk *w, const char *abs)
+static const cn_lang_entry *sniff(const walk *w, int dfd, const char *name)
 {
     char head[256];
     ssize_t k;
-    int fd = open(abs, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) return NULL;
     k = read(fd, head, sizeof head);
     close(fd);
@@ -111,30 +112,28 @@ static const cn_lang_entry *sniff(const walk *w, const char *abs)
     }
 }
 
-static int consider(walk *w, const char *rel)
+/* The file at repository path rel, found as `name` in the directory dfd
+ * (the root and rel, or its own directory's and its base name);
+ * dirs_checked: its directories were found not excluded on the way. */
+static int consider(walk *w, const char *rel, int dfd, const char *name, bool dirs_checked)
 {
-    char *abs;
     struct stat st;
     const cn_lang_entry *lang;
     const char *base = strrchr(rel, '/');
     uint64_t max = w->opts->max_file_bytes ? w->opts->max_file_bytes : CN_WALK_DEFAULT_MAX;
 
     w->stats->listed++;
-    if (path_excluded(w, rel)) {
+    if (!dirs_checked && path_excluded(w, rel)) {
         w->stats->excluded++;
         return 0;
     }
-    abs = cn_path_join(w->root, rel);
-    if (abs == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
-    if (lstat(abs, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) {
         w->stats->not_regular++;
-        free(abs);
         return 0;
     }
     lang = cn_langs_by_path(w->opts->langs, rel);
     base = base ? base + 1 : rel;
-    if (lang == NULL && strchr(base, '.') == NULL) lang = sniff(w, abs);
-    free(abs);
+    if (lang == NULL && strchr(base, '.') == NULL) lang = sniff(w, dfd, name);
     if (lang == NULL || !language_selected(w, lang)) {
         w->stats->no_language++;
         return 0;
@@ -186,7 +185,7 @@ static int walk_git(walk *w)
     for (size_t i = 0; i < len && rc == 0;) {
         const char *p = out + i;
         size_t n = strnlen(p, len - i);
-        if (n > 0) rc = consider(w, p);
+        if (n > 0) rc = consider(w, p, w->rootfd, p, false);
         i += n + 1;
     }
     free(out);
@@ -195,18 +194,15 @@ static int walk_git(walk *w)
 
 static int walk_dir(walk *w, const char *rel, int depth)
 {
-    char *abs = rel[0] ? cn_path_join(w->root, rel) : cn_strdup(w->root);
-    DIR *d;
+    DIR *d = NULL;
     struct dirent *de;
-    int rc = 0;
+    int rc = 0, fd;
 
-    if (abs == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
-    if (depth > 64) {
-        free(abs);
-        return 0;  /* deeper than any real tree: a loop we cannot see */
-    }
-    d = opendir(abs);
-    free(abs);
+    if (depth > 64) return 0;  /* deeper than any real tree: a loop we cannot see */
+    /* not through a symbolic link put in the directory's place since it
+     * was listed */
+    fd = openat(w->rootfd, rel[0] ? rel : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd >= 0 && (d = fdopendir(fd)) == NULL) close(fd);
     if (d == NULL) return rel[0] ? 0 : cn_error_set(CN_EIO, "%s: cannot read: %s", w->root, strerror(errno));
     while (rc == 0 && (de = readdir(d)) != NULL) {
         char *child;
@@ -221,14 +217,13 @@ static int walk_dir(walk *w, const char *rel, int depth)
             else rc = walk_dir(w, child, depth + 1);
         } else if (de->d_type == DT_REG || de->d_type == DT_UNKNOWN) {
             struct stat st;
-            char *a = cn_path_join(w->root, child);
-            if (a && de->d_type == DT_UNKNOWN && lstat(a, &st) == 0 && S_ISDIR(st.st_mode)) {
+            if (de->d_type == DT_UNKNOWN && fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                S_ISDIR(st.st_mode)) {
                 if (name_excluded(w, de->d_name, child)) w->stats->excluded++;
                 else rc = walk_dir(w, child, depth + 1);
             } else {
-                rc = consider(w, child);
+                rc = consider(w, child, dirfd(d), de->d_name, true);
             }
-            free(a);
         } else {
             w->stats->listed++;
             w->stats->not_regular++;  /* symlinks are not followed */
@@ -260,6 +255,8 @@ int cn_walk(const char *root, const cn_walk_opts *opts, cn_walk_file **files, si
     w.root = root;
     w.opts = opts;
     w.stats = stats;
+    if ((w.rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return cn_error_set(CN_EIO, "%s: cannot read: %s", root, strerror(errno));
     if (!opts->no_git) {
         char *dotgit = cn_path_join(root, ".git");
         if (dotgit && stat(dotgit, &st) == 0) rc = walk_git(&w);
@@ -268,13 +265,12 @@ int cn_walk(const char *root, const cn_walk_opts *opts, cn_walk_file **files, si
     if (rc == 1) {
         /* not a git checkout (or git unusable): start over with a plain walk */
         cn_walk_free(w.files, w.n);
-        memset(&w, 0, sizeof w);
-        w.root = root;
-        w.opts = opts;
-        w.stats = stats;
+        w.files = NULL;
+        w.n = w.cap = 0;
         memset(stats, 0, sizeof *stats);
         rc = walk_dir(&w, "", 0);
     }
+    close(w.rootfd);
     if (rc < 0) {
         cn_walk_free(w.files, w.n);
         return rc;
