@@ -80,12 +80,18 @@ printf 'def helper():\n    pass\n' > "$repo/docs/conf.py"
 printf '\000\001binary' > "$repo/pkg/blob.py"
 printf 'name = "caf\351"\n' > "$repo/pkg/latin1.py"
 printf '#!/usr/bin/env python3\nprint("hi")\n' > "$repo/run-me"
+# symbolic links, to a file and to a directory outside: not followed
+mkdir -p "$TMPBASE/outside"
+printf 'def outside_secret():\n    pass\n' > "$TMPBASE/outside/secret.py"
+ln -s "$TMPBASE/outside/secret.py" "$repo/pkg/alias.py"
+ln -s "$TMPBASE/outside" "$repo/outdir"
 
 cn compile "$repo" --cache-dir "$cache" --json --exclude-dir docs
 check "compile exits 0" rc_is 0
 check "python files parsed" out_has '"python": {'
 check "c files parsed" out_has '"c": {'
-check "parsed: 3 python files + 1 python shebang script + 2 c files" out_has '"parsed": 6'
+check "parsed: 3 python files + 1 python shebang script + 2 c files (no symbolic link)" out_has '"parsed": 6'
+check "symbolic links are not listed at all" sh -c '! grep -q "alias.py\|outdir\|secret" "$0"' "$OUT"
 check "binary file skipped and counted" out_has '"binary": 1'
 check "undecodable (not UTF-8) file skipped and counted" out_has '"undecodable": 1'
 check "the manifest names the left-out files and why" sh -c 'tr -d " \n" < "$0" | grep -q "\"left_out\":\[{\"path\":\"pkg/blob.py\",\"reason\":\"binary\",\"unchanged\":false},{\"path\":\"pkg/latin1.py\",\"reason\":\"undecodable\",\"unchanged\":false}\]"' "$OUT"
@@ -372,10 +378,13 @@ if command -v git >/dev/null 2>&1; then
   gr=$TMPBASE/gitrepo
   mkdir -p "$gr"
   printf 'def shipped():\n    return 1\n' > "$gr/app.py"
+  ln -s "$TMPBASE/outside/secret.py" "$gr/alias.py"   # tracked: git lists it
   g() { git -C "$gr" -c user.name=t -c user.email=t@example.org -c commit.gpgsign=false "$@"; }
   if g init -q && g add -A && g commit -q -m one; then
     head=$(g rev-parse HEAD)
-    cn compile "$gr" --cache-dir "$TMPBASE/gitcache" --quiet
+    cn compile "$gr" --cache-dir "$TMPBASE/gitcache" --json
+    check "in a git checkout: a tracked symbolic link is listed and not followed" \
+      sh -c 'grep -q "\"used_git\": true" "$0" && grep -q "\"listed\": 2," "$0" && grep -q "\"parsed\": 1," "$0"' "$OUT"
     check "in a git checkout: git_head is HEAD" sh -c 'grep -q "\"git_head\": \"$1\"" "$0"' \
       "$TMPBASE/gitcache/current/repo_manifest.json" "$head"
     check "and a clean checkout is not dirty" grep -q '"dirty": false' "$TMPBASE/gitcache/current/repo_manifest.json"
