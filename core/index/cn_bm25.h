@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #define CN_BM25_MAGIC "CNBM25\0\0"
-#define CN_BM25_VERSION 1u
+#define CN_BM25_VERSION 2u
 
 /* Section ids and the META record size, for tools and tests that inspect
  * or craft files (layout in cn_bm25_build.c). */
@@ -29,9 +29,20 @@ enum {
     CN_BM25_SEC_TERMS = 3,
     CN_BM25_SEC_POST_OFFS = 4,
     CN_BM25_SEC_POSTINGS = 5,
-    CN_BM25_SEC_DOC_LEN = 6
+    CN_BM25_SEC_DOC_LEN = 6,
+    CN_BM25_SEC_TFS = 7,
+    CN_BM25_SEC_TF_BIG = 8
 };
 #define CN_BM25_META_SIZE 64
+/* A posting's term frequency in TFS, when it is this or more: the
+ * frequency itself is in TF_BIG. */
+#define CN_BM25_TF_BIG 255u
+
+/* A TF_BIG entry: the posting (its index in POSTINGS) and its frequency. */
+typedef struct cn_bm25_tf_big {
+    uint64_t at;
+    uint32_t tf, zero;
+} cn_bm25_tf_big;
 
 /* ---- building ------------------------------------------------------------ */
 typedef struct cn_bm25_builder cn_bm25_builder;
@@ -101,10 +112,15 @@ typedef struct cn_bm25__view {
     const uint32_t *term_offs;
     const unsigned char *terms;
     const uint64_t *post_offs;
-    const uint32_t *postings;
+    const uint32_t *postings;          /* documents */
+    const uint8_t *tfs;
+    const cn_bm25_tf_big *tf_big;      /* by posting */
+    size_t n_tf_big;
     const uint32_t *doc_len;
 } cn_bm25__view;
 void cn_bm25__view_of(const cn_bm25 *idx, cn_bm25__view *v);
+/* Posting p's term frequency (p < the index's posting count). */
+uint32_t cn_bm25__tf(const cn_bm25__view *v, uint64_t p);
 
 uint32_t cn_bm25_doc_count(const cn_bm25 *idx);
 double cn_bm25_k1(const cn_bm25 *idx);

@@ -22,11 +22,17 @@
  *                offs[0] = 0, strictly increasing (every term occurs), each
  *                range at most n_docs long, offs[n_terms] = n_postings.
  *                The range length is the term's df.
- *   5 POSTINGS   n_postings x {u32 doc, u32 tf}, per term by increasing
+ *   5 POSTINGS   u32 x n_postings: the documents, per term by increasing
  *                doc.  Fixed width rather than delta/varint: a query is a
  *                tight loop over a few long lists, and decoding costs more
  *                than the bytes saved at this scale.
  *   6 DOC_LEN    u32 x n_docs: tokens per document (0 if never added).
+ *   7 TFS        u8 x n_postings: each posting's term frequency, or
+ *                CN_BM25_TF_BIG (255) for one of 255 or more,
+ *   8 TF_BIG     whose frequency is here: {u64 posting, u32 tf, u32 0}
+ *                by increasing posting (empty as a rule).  Five bytes a
+ *                posting instead of eight: what a re-compile writes (and
+ *                syncs) again is mostly postings.
  *
  * Determinism: terms are sorted, postings follow document order, avgdl is
  * computed from integer totals, and padding is zero, so the bytes depend
@@ -34,6 +40,7 @@
 #include "cn_bm25.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -407,7 +414,10 @@ typedef struct sections {
     unsigned char *terms;
     size_t terms_len;
     uint64_t *post_offs;    /* nt + 1 */
-    uint32_t *postings;     /* np x {doc, tf} */
+    uint32_t *docs;         /* np */
+    uint8_t *tfs;           /* np */
+    cn_bm25_tf_big *big;    /* n_big, by posting */
+    size_t n_big, cap_big;
     uint32_t *doc_len;      /* n_docs */
     size_t nt;
     uint64_t np;
@@ -418,7 +428,9 @@ static void sections_free(sections *x)
     free(x->term_offs);
     free(x->terms);
     free(x->post_offs);
-    free(x->postings);
+    free(x->docs);
+    free(x->tfs);
+    free(x->big);
     free(x->doc_len);
     memset(x, 0, sizeof *x);
 }
@@ -430,9 +442,10 @@ static int sections_alloc(sections *x, size_t nt, size_t terms_len, uint64_t np,
     x->term_offs = malloc((nt + 1) * sizeof *x->term_offs);
     x->terms = malloc(terms_len ? terms_len : 1);
     x->post_offs = malloc((nt + 1) * sizeof *x->post_offs);
-    x->postings = malloc(np ? (size_t)np * 8 : 1);
+    x->docs = malloc(np ? (size_t)np * 4 : 1);
+    x->tfs = malloc(np ? (size_t)np : 1);
     x->doc_len = calloc(n_docs ? n_docs : 1, sizeof *x->doc_len);
-    if (!x->term_offs || !x->terms || !x->post_offs || !x->postings || !x->doc_len) {
+    if (!x->term_offs || !x->terms || !x->post_offs || !x->docs || !x->tfs || !x->doc_len) {
         sections_free(x);
         return CN_ENOMEM;
     }
@@ -441,14 +454,33 @@ static int sections_alloc(sections *x, size_t nt, size_t terms_len, uint64_t np,
     return 0;
 }
 
-/* The postings are x->postings[0, np) or, with pieces, the pieces in order
- * (of x->postings and of a previous index's mapping, which must stay
+/* Posting `at` has frequency tf: in TFS, and in TF_BIG when too large for
+ * it (entries come by increasing posting, but for cn_bm25_write's, which
+ * it sorts). */
+static int put_tf(sections *x, uint8_t *tfs, uint64_t at, uint32_t tf)
+{
+    *tfs = tf < CN_BM25_TF_BIG ? (uint8_t)tf : (uint8_t)CN_BM25_TF_BIG;
+    if (tf < CN_BM25_TF_BIG) return 0;
+    if (x->n_big == x->cap_big) {
+        size_t cap = x->cap_big ? x->cap_big * 2 : 16;
+        cn_bm25_tf_big *v = realloc(x->big, cap * sizeof *v);
+        if (v == NULL) return CN_ENOMEM;
+        x->big = v;
+        x->cap_big = cap;
+    }
+    x->big[x->n_big++] = (cn_bm25_tf_big){at, tf, 0};
+    return 0;
+}
+
+/* The postings are x->docs and x->tfs [0, np) or, with pieces, the pieces
+ * in order (of those and of a previous index's mapping, which must stay
  * mapped until this returns). */
-static int write_sections(sections *x, const cn_idx_piece *pieces, size_t n_pieces, double k1, double b,
-                          uint32_t n_docs, const char *path)
+static int write_sections(sections *x, const cn_idx_piece *doc_pieces, const cn_idx_piece *tf_pieces,
+                          size_t n_pieces, double k1, double b, uint32_t n_docs, const char *path)
 {
     unsigned char *meta = calloc(1, CN_BM25_META_SIZE);
-    uint32_t *postings = x->postings;
+    uint32_t *docs = x->docs;
+    uint8_t *tfs = x->tfs;
     uint64_t total = 0;
     cn_idx_writer *w = NULL;
     int rc;
@@ -471,17 +503,22 @@ static int write_sections(sections *x, const cn_idx_piece *pieces, size_t n_piec
     rc = hand_over(w, rc, CN_BM25_SEC_TERM_OFFS, x->term_offs, (x->nt + 1) * 4);
     rc = hand_over(w, rc, CN_BM25_SEC_TERMS, x->terms, x->terms_len);
     rc = hand_over(w, rc, CN_BM25_SEC_POST_OFFS, x->post_offs, (x->nt + 1) * 8);
-    if (pieces == NULL) {
-        rc = hand_over(w, rc, CN_BM25_SEC_POSTINGS, postings, (size_t)x->np * 8);
-        postings = NULL;
+    if (doc_pieces == NULL) {
+        rc = hand_over(w, rc, CN_BM25_SEC_POSTINGS, docs, (size_t)x->np * 4);
+        rc = hand_over(w, rc, CN_BM25_SEC_TFS, tfs, (size_t)x->np);
+        docs = NULL;
+        tfs = NULL;
     } else if (rc == 0) {
-        rc = cn_idx_writer_add_pieces(w, CN_BM25_SEC_POSTINGS, pieces, n_pieces);
+        rc = cn_idx_writer_add_pieces(w, CN_BM25_SEC_POSTINGS, doc_pieces, n_pieces);
+        if (rc == 0) rc = cn_idx_writer_add_pieces(w, CN_BM25_SEC_TFS, tf_pieces, n_pieces);
     }
     rc = hand_over(w, rc, CN_BM25_SEC_DOC_LEN, x->doc_len, (size_t)n_docs * 4);
+    rc = hand_over(w, rc, CN_BM25_SEC_TF_BIG, x->big, x->n_big * sizeof *x->big);
     memset(x, 0, sizeof *x);
     if (rc == 0) rc = cn_idx_writer_write(w, path);
     cn_idx_writer_free(w);
-    free(postings); /* the pieces' own part, written by now */
+    free(docs); /* the pieces' own part, written by now */
+    free(tfs);
     return rc;
 }
 
@@ -509,9 +546,16 @@ static sort_ent *sorted_terms(const cn_bm25_builder *bld)
     return ents;
 }
 
+static int cmp_big(const void *a, const void *b)
+{
+    uint64_t x = ((const cn_bm25_tf_big *)a)->at, y = ((const cn_bm25_tf_big *)b)->at;
+    return (x > y) - (x < y);
+}
+
 /* cursor[t]: where term t's postings start once the log is laid out in
- * `order` (the terms' output order); then the log is placed there. */
-static uint64_t *place_log(const cn_bm25_builder *bld, const sort_ent *order, uint32_t *postings)
+ * `order` (the terms' output order); then the log is placed there: as
+ * {doc, tf} pairs in `pairs`, or else into x's sections. */
+static uint64_t *place_log(const cn_bm25_builder *bld, const sort_ent *order, uint32_t *pairs, sections *x)
 {
     size_t nt = bld->n_terms;
     uint64_t *cursor = malloc((nt ? nt : 1) * sizeof *cursor), np = 0;
@@ -524,9 +568,18 @@ static uint64_t *place_log(const cn_bm25_builder *bld, const sort_ent *order, ui
     for (uint64_t k = 0; k < bld->n_postings; k++) {
         const logged *l = &bld->log[k];
         uint64_t at = cursor[l->term]++;
-        postings[2 * at] = l->doc;
-        postings[2 * at + 1] = l->tf;
+        if (pairs != NULL) {
+            pairs[2 * at] = l->doc;
+            pairs[2 * at + 1] = l->tf;
+        } else {
+            x->docs[at] = l->doc;
+            if (put_tf(x, &x->tfs[at], at, l->tf) < 0) {
+                free(cursor);
+                return NULL;
+            }
+        }
     }
+    if (x != NULL && x->n_big > 1) qsort(x->big, x->n_big, sizeof *x->big, cmp_big);
     /* cursor[t] is now where t's postings end */
     return cursor;
 }
@@ -557,7 +610,7 @@ int cn_bm25_write(cn_bm25_builder *bld, uint32_t n_docs, const char *path)
             x.post_offs[i + 1] = np;
         }
     }
-    if ((cursor = place_log(bld, ents, x.postings)) == NULL) rc = CN_ENOMEM;
+    if ((cursor = place_log(bld, ents, NULL, &x)) == NULL) rc = CN_ENOMEM;
     if (bld->dl_len) memcpy(x.doc_len, bld->dl, bld->dl_len * sizeof *x.doc_len);
     x.nt = nt;
     x.terms_len = bld->strs_len;
@@ -568,7 +621,7 @@ int cn_bm25_write(cn_bm25_builder *bld, uint32_t n_docs, const char *path)
         sections_free(&x);
         return cn_error_set(CN_ENOMEM, "%s: bm25: out of memory writing the index", path);
     }
-    return write_sections(&x, NULL, 0, bld->k1, bld->b, n_docs, path);
+    return write_sections(&x, NULL, NULL, 0, bld->k1, bld->b, n_docs, path);
 }
 
 static int term_order(const unsigned char *a, size_t alen, const unsigned char *b, size_t blen)
@@ -613,11 +666,11 @@ static size_t doc_runs(const uint32_t *remap, uint32_t n_old, uint32_t n_docs, d
 }
 
 /* The first posting in [a, ae) for a document >= doc. */
-static uint64_t first_at(const uint32_t *postings, uint64_t a, uint64_t ae, uint32_t doc)
+static uint64_t first_at(const uint32_t *docs, uint64_t a, uint64_t ae, uint32_t doc)
 {
     while (a < ae) {
         uint64_t mid = a + (ae - a) / 2;
-        if (postings[2 * mid] < doc) a = mid + 1;
+        if (docs[mid] < doc) a = mid + 1;
         else ae = mid;
     }
     return a;
@@ -625,60 +678,81 @@ static uint64_t first_at(const uint32_t *postings, uint64_t a, uint64_t ae, uint
 
 /* The postings as pieces: blocks of the previous index's kept as they are
  * are written from its mapping rather than copied (nearly all of the
- * stdlib's 7.4 MB in a re-compile whose edit moved no document), between
+ * stdlib's postings in a re-compile whose edit moved no document), between
  * pieces of the postings written out here.  Those are packed back to back,
  * not put at their place in the output, so that only they take fresh
  * pages (a third of a re-compile's page faults went to the short lists
- * copied all over the output buffer). */
+ * copied all over the output buffer).  POSTINGS and TFS are cut into the
+ * same pieces. */
 typedef struct post_pieces {
-    cn_idx_piece *v;
+    cn_idx_piece *docs, *tfs;   /* piece i of each section */
     size_t len, cap;
-    uint32_t *own;       /* the postings written out here, back to back */
-    uint64_t n_own;      /* how many */
-    uint64_t own_at;     /* the first of them not in a piece yet */
+    uint32_t *own_docs;         /* the postings written out here, back to back */
+    uint8_t *own_tfs;
+    uint64_t n_own;             /* how many */
+    uint64_t own_at;            /* the first of them not in a piece yet */
+    sections *x;                /* the new index: its TF_BIG */
+    const cn_bm25__view *v;     /* the previous one */
 } post_pieces;
 
-static int add_piece(post_pieces *pp, const void *data, size_t size)
+static int add_piece(post_pieces *pp, const uint32_t *docs, const uint8_t *tfs, uint64_t n)
 {
-    cn_idx_piece *last = pp->len ? &pp->v[pp->len - 1] : NULL;
-    if (size == 0) return 0;
-    if (last != NULL && (const char *)last->data + last->size == (const char *)data) {
-        last->size += size; /* a block that follows on from the last one */
+    cn_idx_piece *ld = pp->len ? &pp->docs[pp->len - 1] : NULL, *lt = pp->len ? &pp->tfs[pp->len - 1] : NULL;
+    if (n == 0) return 0;
+    if (ld != NULL && (const char *)ld->data + ld->size == (const char *)docs &&
+        (const char *)lt->data + lt->size == (const char *)tfs) {
+        ld->size += (size_t)n * 4; /* a block that follows on from the last one */
+        lt->size += (size_t)n;
         return 0;
     }
     if (pp->len == pp->cap) {
         size_t cap = pp->cap ? pp->cap * 2 : 256;
-        cn_idx_piece *v = realloc(pp->v, cap * sizeof *v);
-        if (v == NULL) return CN_ENOMEM;
-        pp->v = v;
+        cn_idx_piece *d = realloc(pp->docs, cap * sizeof *d), *t;
+        if (d == NULL) return CN_ENOMEM;
+        pp->docs = d;
+        if ((t = realloc(pp->tfs, cap * sizeof *t)) == NULL) return CN_ENOMEM;
+        pp->tfs = t;
         pp->cap = cap;
     }
-    pp->v[pp->len++] = (cn_idx_piece){data, size};
+    pp->docs[pp->len] = (cn_idx_piece){docs, (size_t)n * 4};
+    pp->tfs[pp->len++] = (cn_idx_piece){tfs, (size_t)n};
     return 0;
 }
 
-/* The old postings src[0, n) come next, after the postings written out
- * since the last kept block. */
-static int keep_block(post_pieces *pp, const uint32_t *src, uint64_t n)
+/* The old postings [p, p + n) come next, as new postings [at, at + n),
+ * after the postings written out since the last kept block. */
+static int keep_block(post_pieces *pp, uint64_t p, uint64_t n, uint64_t at)
 {
-    int rc = add_piece(pp, pp->own + 2 * pp->own_at, (size_t)(pp->n_own - pp->own_at) * 8);
+    const cn_bm25__view *v = pp->v;
+    size_t lo = 0, hi = v->n_tf_big;
+    int rc = add_piece(pp, pp->own_docs + pp->own_at, pp->own_tfs + pp->own_at, pp->n_own - pp->own_at);
     pp->own_at = pp->n_own;
-    return rc < 0 ? rc : add_piece(pp, src, (size_t)n * 8);
+    if (rc == 0) rc = add_piece(pp, v->postings + p, v->tfs + p, n);
+    /* the block's large frequencies, moved with it */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v->tf_big[mid].at < p) lo = mid + 1;
+        else hi = mid;
+    }
+    for (; rc == 0 && lo < v->n_tf_big && v->tf_big[lo].at < p + n; lo++) {
+        uint8_t mark;
+        rc = put_tf(pp->x, &mark, at + (v->tf_big[lo].at - p), v->tf_big[lo].tf);
+    }
+    return rc;
 }
 
-/* A posting written out here comes next. */
-static inline void put_own(post_pieces *pp, uint32_t doc, uint32_t tf)
+/* A posting written out here comes next, as new posting `at`. */
+static inline int put_own(post_pieces *pp, uint64_t at, uint32_t doc, uint32_t tf)
 {
-    pp->own[2 * pp->n_own] = doc;
-    pp->own[2 * pp->n_own + 1] = tf;
-    pp->n_own++;
+    pp->own_docs[pp->n_own] = doc;
+    return put_tf(pp->x, &pp->own_tfs[pp->n_own++], at, tf);
 }
 
 /* The run holding all of the old postings [a, ae) (documents in order), or
  * n_runs when they span more than one or lie outside them. */
-static size_t one_run(const uint32_t *postings, uint64_t a, uint64_t ae, const doc_run *runs, size_t n_runs)
+static size_t one_run(const uint32_t *docs, uint64_t a, uint64_t ae, const doc_run *runs, size_t n_runs)
 {
-    uint32_t lo = postings[2 * a], hi = postings[2 * (ae - 1)];
+    uint32_t lo = docs[a], hi = docs[ae - 1];
     for (size_t r = 0; r < n_runs; r++)
         if (lo < runs[r].hi) return lo >= runs[r].lo && hi < runs[r].hi && lo <= hi ? r : n_runs;
     return n_runs;
@@ -687,7 +761,7 @@ static size_t one_run(const uint32_t *postings, uint64_t a, uint64_t ae, const d
 int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32_t *remap, uint32_t n_docs,
                          const char *path)
 {
-    post_pieces kept = {NULL, 0, 0, NULL, 0, 0};
+    post_pieces kept;
     doc_run runs[MAX_RUNS];
     size_t n_runs;
     cn_bm25__view v;
@@ -698,6 +772,7 @@ int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32
     sections x;
     int rc = 0;
 
+    memset(&kept, 0, sizeof kept);
     cn_bm25__view_of(prev, &v);
     if (v.k1 != bld->k1 || v.b != bld->b)
         return cn_error_set(CN_EINVAL, "%s: bm25: k1/b changed since the last build", path);
@@ -712,8 +787,11 @@ int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32
         free(newp);
         return cn_error_set(CN_ENOMEM, "%s: bm25: out of memory writing the index", path);
     }
-    if ((end = place_log(bld, ents, newp)) == NULL) rc = CN_ENOMEM;
-    kept.own = x.postings;
+    if ((end = place_log(bld, ents, newp, NULL)) == NULL) rc = CN_ENOMEM;
+    kept.own_docs = x.docs;
+    kept.own_tfs = x.tfs;
+    kept.x = &x;
+    kept.v = &v;
     n_runs = doc_runs(remap, v.n_docs, n_docs, runs);
     /* both term lists are sorted: walk them together */
     while (rc == 0 && (i < v.n_terms || j < bld->n_terms)) {
@@ -749,29 +827,27 @@ int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32
         for (size_t r = r0; by_runs && r < r1 && rc == 0; r++) {
             uint64_t p = first_at(v.postings, a, ae, runs[r].lo), q = first_at(v.postings, p, ae, runs[r].hi);
             uint32_t out_lo = (uint32_t)(runs[r].lo + runs[r].delta), prev_d = 0;
-            for (; b < be && newp[2 * b] < out_lo; b++) {   /* new documents before the run */
+            for (; rc == 0 && b < be && newp[2 * b] < out_lo; b++) {   /* new documents before the run */
                 if ((int64_t)newp[2 * b] <= last) {
                     rc = CN_ECORRUPT;
                     break;
                 }
                 last = newp[2 * b];
-                put_own(&kept, newp[2 * b], newp[2 * b + 1]);
-                np++;
+                if (put_own(&kept, np++, newp[2 * b], newp[2 * b + 1]) < 0) rc = CN_ENOMEM;
             }
-            if (runs[r].delta == 0 && q > p) {   /* the numbers stay: the block as it is */
-                if (keep_block(&kept, v.postings + 2 * p, q - p) < 0) rc = CN_ENOMEM;
+            if (rc == 0 && runs[r].delta == 0 && q > p) {   /* the numbers stay: the block as it is */
+                if (keep_block(&kept, p, q - p, np) < 0) rc = CN_ENOMEM;
                 np += q - p;
             }
             for (uint64_t k = p; runs[r].delta != 0 && k < q && rc == 0; k++) {
-                uint32_t d = v.postings[2 * k];
+                uint32_t d = v.postings[k];
                 if ((k > p && d <= prev_d) || d >= runs[r].hi) rc = CN_ECORRUPT;   /* prev is not in order */
                 prev_d = d;
-                put_own(&kept, (uint32_t)(d + runs[r].delta), v.postings[2 * k + 1]);
-                np++;
+                if (put_own(&kept, np++, (uint32_t)(d + runs[r].delta), cn_bm25__tf(&v, k)) < 0) rc = CN_ENOMEM;
             }
             if (q > p) {
-                if ((int64_t)(uint32_t)(v.postings[2 * p] + runs[r].delta) <= last) rc = CN_ECORRUPT;
-                last = (uint32_t)(v.postings[2 * (q - 1)] + runs[r].delta);
+                if ((int64_t)(uint32_t)(v.postings[p] + runs[r].delta) <= last) rc = CN_ECORRUPT;
+                last = (uint32_t)(v.postings[q - 1] + runs[r].delta);
             }
             a = q;
         }
@@ -779,7 +855,7 @@ int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32
         for (;;) {
             uint32_t nb = b < be ? newp[2 * b] : UINT32_MAX;
             for (; a < ae; a++) {   /* old documents before nb */
-                uint32_t d = v.postings[2 * a], nd;
+                uint32_t d = v.postings[a], nd;
                 if (d >= v.n_docs) {
                     rc = CN_ECORRUPT;
                     break;
@@ -794,8 +870,10 @@ int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32
                     break;
                 }
                 last = nd;
-                put_own(&kept, nd, v.postings[2 * a + 1]);
-                np++;
+                if (put_own(&kept, np++, nd, cn_bm25__tf(&v, a)) < 0) {
+                    rc = CN_ENOMEM;
+                    break;
+                }
             }
             if (rc < 0 || b == be) break;
             if (nb >= n_docs || (int64_t)nb <= last) {
@@ -803,8 +881,10 @@ int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32
                 break;
             }
             last = nb;
-            put_own(&kept, nb, newp[2 * b + 1]);
-            np++;
+            if (put_own(&kept, np++, nb, newp[2 * b + 1]) < 0) {
+                rc = CN_ENOMEM;
+                break;
+            }
             b++;
         }
         if (rc == 0 && np > start) {
@@ -834,7 +914,8 @@ int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32
     free(ents);
     free(newp);
     if (rc < 0) {
-        free(kept.v);
+        free(kept.docs);
+        free(kept.tfs);
         sections_free(&x);
         return rc == CN_ENOMEM ? cn_error_set(CN_ENOMEM, "%s: bm25: out of memory writing the index", path)
                                : cn_error_set(CN_ECORRUPT, "%s: bm25: the previous index does not fit this build", path);
@@ -843,12 +924,14 @@ int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32
     x.terms_len = toff;
     x.np = np;
     /* the tail after the last kept block */
-    if (kept.len > 0 && keep_block(&kept, NULL, 0) < 0) {
-        free(kept.v);
+    if (kept.len > 0 && keep_block(&kept, 0, 0, np) < 0) {
+        free(kept.docs);
+        free(kept.tfs);
         sections_free(&x);
         return cn_error_set(CN_ENOMEM, "%s: bm25: out of memory writing the index", path);
     }
-    rc = write_sections(&x, kept.len ? kept.v : NULL, kept.len, bld->k1, bld->b, n_docs, path);
-    free(kept.v);
+    rc = write_sections(&x, kept.len ? kept.docs : NULL, kept.tfs, kept.len, bld->k1, bld->b, n_docs, path);
+    free(kept.docs);
+    free(kept.tfs);
     return rc;
 }

@@ -2,9 +2,10 @@
  * cn_bm25_build.c).
  *
  * Safety: cn_bm25_open checks every offset table against its section
- * sizes, so a term's posting range is always inside POSTINGS; the only
- * value search still trusts nothing about is each posting's doc (checked
- * against n_docs before use) and tf (0 is skipped).  A file that passes
+ * sizes, so a term's posting range is always inside POSTINGS and TFS,
+ * and TF_BIG's entries are in order and in bounds; the only value search
+ * still trusts nothing about is each posting's doc (checked against n_docs
+ * before use) and tf (0 is skipped).  A file that passes
  * the checksum but was crafted badly therefore yields wrong scores at
  * worst, never an out-of-bounds read. */
 #include "cn_bm25.h"
@@ -26,7 +27,10 @@ struct cn_bm25 {
     const uint32_t *term_offs;   /* n_terms + 1 */
     const unsigned char *terms;
     const uint64_t *post_offs;   /* n_terms + 1 */
-    const uint32_t *postings;    /* n_postings x {doc, tf} */
+    const uint32_t *postings;    /* n_postings documents */
+    const uint8_t *tfs;          /* n_postings frequencies, CN_BM25_TF_BIG: in tf_big */
+    const cn_bm25_tf_big *tf_big;
+    size_t n_tf_big;
     const uint32_t *doc_len;     /* n_docs */
     double *norm;                /* per doc: k1 * (1 - b + b * dl / avgdl) */
 };
@@ -47,6 +51,21 @@ static int corrupt(const char *path, const char *what)
 static uint32_t get32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static uint64_t get64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 static double getf64(const unsigned char *p) { double v; memcpy(&v, p, 8); return v; }
+
+/* Posting p's term frequency: in tfs, or in big (by posting) when marked
+ * so.  Out of line: the search loop's rare path. */
+__attribute__((noinline)) static uint32_t tf_at(const uint8_t *tfs, const cn_bm25_tf_big *big, size_t n_big, uint64_t p)
+{
+    size_t lo = 0, hi = n_big;
+    if (tfs[p] < CN_BM25_TF_BIG) return tfs[p];
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (big[mid].at < p) lo = mid + 1;
+        else hi = mid;
+    }
+    /* every marked posting has an entry (checked at open) */
+    return lo < n_big && big[lo].at == p ? big[lo].tf : CN_BM25_TF_BIG;
+}
 
 /* Bytewise order with a prefix first; the builder sorts the same way. */
 static int term_cmp(const unsigned char *a, size_t alen, const unsigned char *b, size_t blen)
@@ -109,8 +128,21 @@ static int validate(cn_bm25 *idx)
     idx->doc_len = section_exact(f, CN_BM25_SEC_DOC_LEN, "DOC_LEN", (uint64_t)idx->n_docs * 4, &rc);
     idx->term_offs = section_exact(f, CN_BM25_SEC_TERM_OFFS, "TERM_OFFS", (n_terms + 1) * 4, &rc);
     idx->post_offs = section_exact(f, CN_BM25_SEC_POST_OFFS, "POST_OFFS", (n_terms + 1) * 8, &rc);
-    idx->postings = section_exact(f, CN_BM25_SEC_POSTINGS, "POSTINGS", idx->n_postings * 8, &rc);
+    idx->postings = section_exact(f, CN_BM25_SEC_POSTINGS, "POSTINGS", idx->n_postings * 4, &rc);
+    idx->tfs = section_exact(f, CN_BM25_SEC_TFS, "TFS", idx->n_postings, &rc);
     if (rc < 0) return rc;
+    {
+        size_t big_size;
+        idx->tf_big = cn_idx_section(f, CN_BM25_SEC_TF_BIG, sizeof *idx->tf_big, &big_size);
+        if (idx->tf_big == NULL && big_size != 0) return corrupt(path, "TF_BIG section size");
+        idx->n_tf_big = big_size / sizeof *idx->tf_big;
+        for (size_t i = 0; i < idx->n_tf_big; i++) {
+            const cn_bm25_tf_big *x = &idx->tf_big[i];
+            if (x->at >= idx->n_postings || (i > 0 && x->at <= idx->tf_big[i - 1].at) ||
+                x->tf < CN_BM25_TF_BIG || idx->tfs[x->at] != CN_BM25_TF_BIG)
+                return corrupt(path, "TF_BIG entries out of order, out of bounds or not marked in TFS");
+        }
+    }
     idx->terms = cn_idx_section(f, CN_BM25_SEC_TERMS, 0, &terms_size);
     if (idx->terms == NULL) return corrupt(path, "TERMS section missing");
 
@@ -206,7 +238,15 @@ void cn_bm25__view_of(const cn_bm25 *idx, cn_bm25__view *v)
     v->terms = idx->terms;
     v->post_offs = idx->post_offs;
     v->postings = idx->postings;
+    v->tfs = idx->tfs;
+    v->tf_big = idx->tf_big;
+    v->n_tf_big = idx->n_tf_big;
     v->doc_len = idx->doc_len;
+}
+
+uint32_t cn_bm25__tf(const cn_bm25__view *v, uint64_t p)
+{
+    return tf_at(v->tfs, v->tf_big, v->n_tf_big, p);
 }
 
 uint32_t cn_bm25_doc_len(const cn_bm25 *idx, uint32_t doc)
@@ -302,9 +342,10 @@ static int query_token(const char *tok, size_t len, void *data)
     df = (double)(hi - lo);
     idf = log(1.0 + ((double)n_docs - df + 0.5) / (df + 0.5));
     for (uint64_t p = lo; p < hi; p++) {
-        uint32_t doc = idx->postings[2 * p], tfi = idx->postings[2 * p + 1];
+        uint32_t doc = idx->postings[p], tfi = idx->tfs[p];
         double tf, w;
         if (doc >= n_docs || tfi == 0) continue;
+        if (__builtin_expect(tfi == CN_BM25_TF_BIG, 0)) tfi = tf_at(idx->tfs, idx->tf_big, idx->n_tf_big, p);
         tf = (double)tfi;
         w = idf * (tf * k1p1) / (tf + idx->norm[doc]);
         /* Only positive weights, so a zero score reliably means "not yet

@@ -361,7 +361,10 @@ typedef struct craft {
     uint32_t term_offs[3];
     char terms[9];
     uint64_t post_offs[3];
-    uint32_t postings[6];
+    uint32_t docs[3];
+    uint8_t tfs[3];
+    cn_bm25_tf_big big[1];
+    size_t n_big;
     uint32_t doc_len[3];
     size_t meta_size;
     bool skip_meta;
@@ -372,7 +375,8 @@ static void craft_init(craft *c)
     uint32_t n_docs = 3;
     uint64_t n_terms = 2, n_post = 3, total = 6;
     double k1 = 1.2, b = 0.75, avgdl = 2.0;
-    static const uint32_t postings[6] = {0, 2, 2, 1, 1, 1};
+    static const uint32_t docs[3] = {0, 2, 1};
+    static const uint8_t tfs[3] = {2, 1, 1};
 
     memset(c, 0, sizeof *c);
     memcpy(c->meta, &n_docs, 4);
@@ -390,7 +394,8 @@ static void craft_init(craft *c)
     c->post_offs[0] = 0;
     c->post_offs[1] = 2;
     c->post_offs[2] = 3;
-    memcpy(c->postings, postings, sizeof postings);
+    memcpy(c->docs, docs, sizeof docs);
+    memcpy(c->tfs, tfs, sizeof tfs);
     c->doc_len[0] = 2;
     c->doc_len[1] = 1;
     c->doc_len[2] = 3;
@@ -405,7 +410,9 @@ static int craft_write(const craft *c, const char *path)
     if (rc == 0) rc = cn_idx_writer_add(w, CN_BM25_SEC_TERM_OFFS, c->term_offs, sizeof c->term_offs);
     if (rc == 0) rc = cn_idx_writer_add(w, CN_BM25_SEC_TERMS, c->terms, sizeof c->terms);
     if (rc == 0) rc = cn_idx_writer_add(w, CN_BM25_SEC_POST_OFFS, c->post_offs, sizeof c->post_offs);
-    if (rc == 0) rc = cn_idx_writer_add(w, CN_BM25_SEC_POSTINGS, c->postings, sizeof c->postings);
+    if (rc == 0) rc = cn_idx_writer_add(w, CN_BM25_SEC_POSTINGS, c->docs, sizeof c->docs);
+    if (rc == 0) rc = cn_idx_writer_add(w, CN_BM25_SEC_TFS, c->tfs, sizeof c->tfs);
+    if (rc == 0 && c->n_big) rc = cn_idx_writer_add(w, CN_BM25_SEC_TF_BIG, c->big, c->n_big * sizeof *c->big);
     if (rc == 0) rc = cn_idx_writer_add(w, CN_BM25_SEC_DOC_LEN, c->doc_len, sizeof c->doc_len);
     if (rc == 0) rc = cn_idx_writer_write(w, path);
     cn_idx_writer_free(w);
@@ -515,8 +522,8 @@ static void test_crafted(void)
     /* Postings themselves are checked as they are read: a doc beyond
      * n_docs and a zero tf are skipped, not followed. */
     craft_init(&c);
-    c.postings[0] = 1000000;
-    c.postings[5] = 0;
+    c.docs[0] = 1000000;
+    c.tfs[2] = 0;
     craft_write(&c, path);
     idx = NULL;
     is_int(cn_bm25_open(path, &idx), 0, "file with bad postings opens");
@@ -525,7 +532,93 @@ static void test_crafted(void)
         ok(n == 1 && hits[0].doc == 2, "bad postings skipped at search");
         cn_bm25_close(idx);
     }
+
+    /* A frequency of 255 or more: marked in TFS, given in TF_BIG. */
+    craft_init(&c);
+    c.tfs[0] = 255;
+    c.big[0] = (cn_bm25_tf_big){0, 300, 0};
+    c.n_big = 1;
+    craft_write(&c, path);
+    idx = NULL;
+    is_int(cn_bm25_open(path, &idx), 0, "a crafted file with a large frequency opens");
+    if (idx != NULL) {
+        cn_bm25__view v;
+        cn_bm25__view_of(idx, &v);
+        ok(cn_bm25__tf(&v, 0) == 300 && cn_bm25__tf(&v, 1) == 1, "... and reads it from TF_BIG");
+        cn_bm25_close(idx);
+    }
+    c.tfs[0] = 2;
+    craft_write(&c, path);
+    expect_open_error(path, CN_ECORRUPT, "TF_BIG", "a TF_BIG entry for a posting not marked");
+    c.tfs[0] = 255;
+    c.big[0].tf = 7;
+    craft_write(&c, path);
+    expect_open_error(path, CN_ECORRUPT, "TF_BIG", "a TF_BIG entry under 255");
+    c.big[0] = (cn_bm25_tf_big){3, 300, 0};
+    craft_write(&c, path);
+    expect_open_error(path, CN_ECORRUPT, "TF_BIG", "a TF_BIG entry beyond the postings");
     free(path);
+}
+
+/* Frequencies of 255 and more round-trip exactly, score as themselves,
+ * and survive a merge (the kept blocks' entries move with them). */
+static void test_big_tf(void)
+{
+    static const uint32_t tfs[8] = {300, 254, 255, 70000, 1, 0, 256, 2};
+    char *path = tmp_path("big.idx"), *full = tmp_path("bigfull.idx"), *inc = tmp_path("biginc.idx");
+    cn_bm25_builder *bld = NULL;
+    cn_bm25 *idx = NULL;
+    cn_bm25_hit hits[8];
+    size_t n = 0;
+    int good = 0;
+
+    cn_bm25_builder_new(1.2, 0.75, &bld);
+    for (uint32_t d = 0; d < 8; d++) {
+        cn_bm25_add_term(bld, d, "zeta", 4, tfs[d]);
+        cn_bm25_add_term(bld, d, "other", 5, 1 + d);
+    }
+    ok(cn_bm25_write(bld, 8, path) == 0 && cn_bm25_open(path, &idx) == 0, "an index with large frequencies");
+    cn_bm25_builder_free(bld);
+    if (idx == NULL) return;
+    cn_bm25_search(idx, "zeta", 8, NULL, NULL, hits, &n);
+    is_int(n, 7, "every document with the term is found");
+    for (size_t i = 0; i < n; i++) {
+        uint32_t d = hits[i].doc;
+        double df = 7, dl = cn_bm25_doc_len(idx, d), avgdl = cn_bm25_avgdl(idx);
+        double idf = log(1.0 + (8 - df + 0.5) / (df + 0.5));
+        double want = idf * tfs[d] * 2.2 / (tfs[d] + 1.2 * (1 - 0.75 + 0.75 * dl / avgdl));
+        good += d < 8 && fabs(hits[i].score - want) < 1e-9;
+    }
+    is_int(good, 7, "each scores with its exact frequency (254, 255, 256, 300, 70000 among them)");
+    {
+        cn_idx_file *f = NULL;
+        size_t size = 0;
+        if (cn_idx_open(path, CN_BM25_MAGIC, CN_BM25_VERSION, &f) == 0) cn_idx_section(f, CN_BM25_SEC_TF_BIG, 0, &size);
+        is_int(size / sizeof(cn_bm25_tf_big), 4, "four of them are in TF_BIG");
+        cn_idx_close(f);
+    }
+    /* doc 2 changed (its frequency now 1000), the others kept in place */
+    {
+        uint32_t remap[8] = {0, 1, UINT32_MAX, 3, 4, 5, 6, 7};
+        cn_bm25_builder *fb = NULL, *ib = NULL;
+        cn_bm25_builder_new(1.2, 0.75, &fb);
+        cn_bm25_builder_new(1.2, 0.75, &ib);
+        for (uint32_t d = 0; d < 8; d++) {
+            uint32_t tf = d == 2 ? 1000 : tfs[d];
+            cn_bm25_add_term(fb, d, "zeta", 4, tf);
+            cn_bm25_add_term(fb, d, "other", 5, 1 + d);
+        }
+        cn_bm25_add_term(ib, 2, "zeta", 4, 1000);
+        cn_bm25_add_term(ib, 2, "other", 5, 3);
+        ok(cn_bm25_write(fb, 8, full) == 0 && cn_bm25_write_merged(ib, idx, remap, 8, inc) == 0 && same_bytes(full, inc),
+           "merged around large frequencies: the bytes of a full build");
+        cn_bm25_builder_free(fb);
+        cn_bm25_builder_free(ib);
+    }
+    cn_bm25_close(idx);
+    free(path);
+    free(full);
+    free(inc);
 }
 
 static void test_damaged(void)
@@ -738,6 +831,10 @@ static char *random_text(void)
     uint32_t words = rnd(10);
     for (uint32_t w = 0; w < words; w++)
         cn_buf_printf(&t, "%s%s", w ? " " : "", vocab[rnd(4) == 0 ? rnd(N_VOCAB) : rnd(8)]);
+    if (rnd(20) == 0) {   /* a frequency about TFS's limit: 250-269 */
+        const char *word = vocab[rnd(8)];
+        for (uint32_t k = 250 + rnd(20); k > 0; k--) cn_buf_printf(&t, " %s", word);
+    }
     return t.data ? cn_buf_steal(&t) : strdup("");
 }
 
@@ -861,6 +958,7 @@ int main(void)
     test_damaged();
     test_random();
     test_merged();
+    test_big_tf();
     test_hash_stream();
     remove_tmpdir();
     return tap_done();
