@@ -141,7 +141,7 @@ static uint32_t st_add(cn_buf *b, const char *s)
     return off;
 }
 
-/* How many shards the records of n parsed files go in: about 32 files
+/* How many shards the records of n parsed files go in: 32 to 64 files
  * each, a power of two from 1 to MAX_SHARDS, so that every file's shard
  * stays where it was until the count of files crosses a power of two. */
 static uint32_t shard_count(size_t n)
@@ -397,7 +397,7 @@ static int open_shard(cn_records *r, const char *path, uint32_t s, const shard_d
 
     if (sp == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
     rc = cn_idx_open(sp, SHARD_MAGIC, SHARD_VERSION, &x->file);
-    if (rc == CN_ENOTFOUND) rc = bad(path, "a shard is missing");
+    if (rc == CN_ENOTFOUND) rc = cn_error_set(CN_ECORRUPT, "%s: corrupt parse records (a shard is missing: %s)", path, sp);
     free(sp);
     if (rc < 0) return rc;
     name = cn_idx_path(x->file);

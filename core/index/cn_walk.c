@@ -19,7 +19,7 @@ const char *const cn_walk_default_excludes[] = {
 
 typedef struct walk {
     const char *root;
-    int rootfd;   /* files are looked at relative to it or to their directory: no path walk from / each time */
+    int rootfd;   /* files are looked at relative to it or to their own directory */
     const cn_walk_opts *opts;
     cn_walk_stats *stats;
     cn_walk_file *files;

@@ -241,7 +241,7 @@ printf '\ndef after_damage():\n    pass\n' >> "$repo/pkg/pool.py"
 same_as_rebuild "after a damaged BM25 index"
 check "after a damaged BM25 index: every file parsed" sh -c 'grep -q "\"reused\": 0," "$0"' "$TMPBASE/inc.json"
 
-# The parse records are split in shards of about 32 files: a one-file edit
+# The parse records are split in shards of 32 to 64 files: a one-file edit
 # writes its file's shard and links the others from the previous build.
 many=$TMPBASE/many
 mkdir -p "$many"
