@@ -121,6 +121,8 @@ typedef struct cn_bm25__view {
 void cn_bm25__view_of(const cn_bm25 *idx, cn_bm25__view *v);
 /* Posting p's term frequency (p < the index's posting count). */
 uint32_t cn_bm25__tf(const cn_bm25__view *v, uint64_t p);
+/* The first TF_BIG entry of a posting >= p (n_tf_big when none). */
+size_t cn_bm25__big_from(const cn_bm25__view *v, uint64_t p);
 
 uint32_t cn_bm25_doc_count(const cn_bm25 *idx);
 double cn_bm25_k1(const cn_bm25 *idx);

@@ -40,7 +40,6 @@
 #include "cn_bm25.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -454,13 +453,10 @@ static int sections_alloc(sections *x, size_t nt, size_t terms_len, uint64_t np,
     return 0;
 }
 
-/* Posting `at` has frequency tf: in TFS, and in TF_BIG when too large for
- * it (entries come by increasing posting, but for cn_bm25_write's, which
- * it sorts). */
-static int put_tf(sections *x, uint8_t *tfs, uint64_t at, uint32_t tf)
+/* Posting `at`'s frequency tf (>= CN_BM25_TF_BIG) in TF_BIG: entries come
+ * by increasing posting, but for cn_bm25_write's, which it sorts. */
+static int add_big(sections *x, uint64_t at, uint32_t tf)
 {
-    *tfs = tf < CN_BM25_TF_BIG ? (uint8_t)tf : (uint8_t)CN_BM25_TF_BIG;
-    if (tf < CN_BM25_TF_BIG) return 0;
     if (x->n_big == x->cap_big) {
         size_t cap = x->cap_big ? x->cap_big * 2 : 16;
         cn_bm25_tf_big *v = realloc(x->big, cap * sizeof *v);
@@ -470,6 +466,18 @@ static int put_tf(sections *x, uint8_t *tfs, uint64_t at, uint32_t tf)
     }
     x->big[x->n_big++] = (cn_bm25_tf_big){at, tf, 0};
     return 0;
+}
+
+/* Posting `at` has frequency tf: in TFS (*mark), and in TF_BIG when too
+ * large for it. */
+static int put_tf(sections *x, uint8_t *mark, uint64_t at, uint32_t tf)
+{
+    if (tf < CN_BM25_TF_BIG) {
+        *mark = (uint8_t)tf;
+        return 0;
+    }
+    *mark = (uint8_t)CN_BM25_TF_BIG;
+    return add_big(x, at, tf);
 }
 
 /* The postings are x->docs and x->tfs [0, np) or, with pieces, the pieces
@@ -724,21 +732,20 @@ static int add_piece(post_pieces *pp, const uint32_t *docs, const uint8_t *tfs, 
 static int keep_block(post_pieces *pp, uint64_t p, uint64_t n, uint64_t at)
 {
     const cn_bm25__view *v = pp->v;
-    size_t lo = 0, hi = v->n_tf_big;
     int rc = add_piece(pp, pp->own_docs + pp->own_at, pp->own_tfs + pp->own_at, pp->n_own - pp->own_at);
     pp->own_at = pp->n_own;
     if (rc == 0) rc = add_piece(pp, v->postings + p, v->tfs + p, n);
     /* the block's large frequencies, moved with it */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v->tf_big[mid].at < p) lo = mid + 1;
-        else hi = mid;
-    }
-    for (; rc == 0 && lo < v->n_tf_big && v->tf_big[lo].at < p + n; lo++) {
-        uint8_t mark;
-        rc = put_tf(pp->x, &mark, at + (v->tf_big[lo].at - p), v->tf_big[lo].tf);
-    }
+    for (size_t i = n ? cn_bm25__big_from(v, p) : v->n_tf_big;
+         rc == 0 && i < v->n_tf_big && v->tf_big[i].at < p + n; i++)
+        rc = add_big(pp->x, at + (v->tf_big[i].at - p), v->tf_big[i].tf);
     return rc;
+}
+
+/* Old posting k's frequency, the common case inline. */
+static inline uint32_t old_tf(const cn_bm25__view *v, uint64_t k)
+{
+    return v->tfs[k] < CN_BM25_TF_BIG ? v->tfs[k] : cn_bm25__tf(v, k);
 }
 
 /* A posting written out here comes next, as new posting `at`. */
@@ -843,7 +850,7 @@ int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32
                 uint32_t d = v.postings[k];
                 if ((k > p && d <= prev_d) || d >= runs[r].hi) rc = CN_ECORRUPT;   /* prev is not in order */
                 prev_d = d;
-                if (put_own(&kept, np++, (uint32_t)(d + runs[r].delta), cn_bm25__tf(&v, k)) < 0) rc = CN_ENOMEM;
+                if (put_own(&kept, np++, (uint32_t)(d + runs[r].delta), old_tf(&v, k)) < 0) rc = CN_ENOMEM;
             }
             if (q > p) {
                 if ((int64_t)(uint32_t)(v.postings[p] + runs[r].delta) <= last) rc = CN_ECORRUPT;
@@ -870,7 +877,7 @@ int cn_bm25_write_merged(cn_bm25_builder *bld, const cn_bm25 *prev, const uint32
                     break;
                 }
                 last = nd;
-                if (put_own(&kept, np++, nd, cn_bm25__tf(&v, a)) < 0) {
+                if (put_own(&kept, np++, nd, old_tf(&v, a)) < 0) {
                     rc = CN_ENOMEM;
                     break;
                 }

@@ -54,17 +54,24 @@ static double getf64(const unsigned char *p) { double v; memcpy(&v, p, 8); retur
 
 /* Posting p's term frequency: in tfs, or in big (by posting) when marked
  * so.  Out of line: the search loop's rare path. */
-__attribute__((noinline)) static uint32_t tf_at(const uint8_t *tfs, const cn_bm25_tf_big *big, size_t n_big, uint64_t p)
+static size_t big_from(const cn_bm25_tf_big *big, size_t n_big, uint64_t p)
 {
     size_t lo = 0, hi = n_big;
-    if (tfs[p] < CN_BM25_TF_BIG) return tfs[p];
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (big[mid].at < p) lo = mid + 1;
         else hi = mid;
     }
+    return lo;
+}
+
+__attribute__((noinline)) static uint32_t tf_at(const uint8_t *tfs, const cn_bm25_tf_big *big, size_t n_big, uint64_t p)
+{
+    size_t i;
+    if (tfs[p] < CN_BM25_TF_BIG) return tfs[p];
+    i = big_from(big, n_big, p);
     /* every marked posting has an entry (checked at open) */
-    return lo < n_big && big[lo].at == p ? big[lo].tf : CN_BM25_TF_BIG;
+    return i < n_big && big[i].at == p ? big[i].tf : CN_BM25_TF_BIG;
 }
 
 /* Bytewise order with a prefix first; the builder sorts the same way. */
@@ -247,6 +254,11 @@ void cn_bm25__view_of(const cn_bm25 *idx, cn_bm25__view *v)
 uint32_t cn_bm25__tf(const cn_bm25__view *v, uint64_t p)
 {
     return tf_at(v->tfs, v->tf_big, v->n_tf_big, p);
+}
+
+size_t cn_bm25__big_from(const cn_bm25__view *v, uint64_t p)
+{
+    return big_from(v->tf_big, v->n_tf_big, p);
 }
 
 uint32_t cn_bm25_doc_len(const cn_bm25 *idx, uint32_t doc)

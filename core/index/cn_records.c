@@ -397,7 +397,8 @@ static int open_shard(cn_records *r, const char *path, uint32_t s, const shard_d
 
     if (sp == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
     rc = cn_idx_open(sp, SHARD_MAGIC, SHARD_VERSION, &x->file);
-    if (rc == CN_ENOTFOUND) rc = cn_error_set(CN_ECORRUPT, "%s: corrupt parse records (a shard is missing: %s)", path, sp);
+    if (rc == CN_ENOTFOUND)
+        rc = cn_error_set(CN_ECORRUPT, "%s: corrupt parse records (a shard is missing: %s)", path, sp);
     free(sp);
     if (rc < 0) return rc;
     name = cn_idx_path(x->file);

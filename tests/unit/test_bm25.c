@@ -610,7 +610,8 @@ static void test_big_tf(void)
         }
         cn_bm25_add_term(ib, 2, "zeta", 4, 1000);
         cn_bm25_add_term(ib, 2, "other", 5, 3);
-        ok(cn_bm25_write(fb, 8, full) == 0 && cn_bm25_write_merged(ib, idx, remap, 8, inc) == 0 && same_bytes(full, inc),
+        ok(cn_bm25_write(fb, 8, full) == 0 && cn_bm25_write_merged(ib, idx, remap, 8, inc) == 0 &&
+               same_bytes(full, inc),
            "merged around large frequencies: the bytes of a full build");
         cn_bm25_builder_free(fb);
         cn_bm25_builder_free(ib);
