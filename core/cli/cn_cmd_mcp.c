@@ -1,0 +1,179 @@
+/* `codenib mcp`: the MCP server (core/mcp/) over stdio -- one JSON-RPC
+ * message a line in, one a line out, the log on standard error. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cn_cli.h"
+#include "index/cn_compile.h"
+#include "mcp/cn_mcp.h"
+
+/* A message longer than this is refused (and skipped to its end) rather
+ * than read into memory whole. */
+#define MAX_MESSAGE (64u << 20)
+
+static void mcp_usage(FILE *f)
+{
+    fputs("usage: codenib mcp [--repo DIR] [--cache-dir D] [--index LIST] [--skills A,B]\n"
+          "                   [--no-compile] [--enable-bash] [--quiet]\n"
+          "\n"
+          "Serves one repository to a coding agent over the Model Context Protocol, on\n"
+          "standard input and output (one JSON-RPC message a line; the log goes to\n"
+          "standard error).  The tools: `locate` (the offline planner's answer: Files,\n"
+          "Symbols, Locations and the evidence), read, grep and glob over the repository,\n"
+          "and every installed skill (bm25_search, find_callers, lsp_definition, ...).\n"
+          "The repository is compiled on the first call that needs its index, and\n"
+          "compiled again (only what changed) whenever its files changed since.\n"
+          "\n"
+          "  --repo DIR     the repository (default: the current directory)\n"
+          "  --cache-dir D  where its index lives (as for `codenib compile`)\n"
+          "  --index LIST   what a compile builds, as for `codenib compile --index`\n"
+          "  --skills A,B   offer only these skills (locate and the default tools stay)\n"
+          "  --no-compile   never compile: serve the index as it is, stale or not\n"
+          "  --enable-bash  offer the bash tool (a shell in the repository, with a time limit)\n"
+          "  --quiet        no log on standard error\n"
+          "  -h, --help     this text\n"
+          "\n"
+          "A client's configuration, for example:\n"
+          "  {\"mcpServers\": {\"codenib\": {\"command\": \"codenib\",\n"
+          "                              \"args\": [\"mcp\", \"--repo\", \"/path/to/repo\"]}}}\n"
+          "\n"
+          "Exit status: 0 when standard input ends, 1 when the server cannot start or\n"
+          "cannot write, 2 on a usage error.\n",
+          f);
+}
+
+static void log_line(const char *line, void *data)
+{
+    (void)data;
+    fprintf(stderr, "codenib mcp: %s\n", line);
+}
+
+/* Reads one line into *buf (without its newline).  Returns 1 for a line,
+ * 0 at the end of input, 2 for a line over MAX_MESSAGE (read past and
+ * dropped), CN_ENOMEM. */
+static int read_line(FILE *in, cn_buf *buf)
+{
+    int c;
+    bool too_long = false;
+    cn_buf_reset(buf);
+    while ((c = getc(in)) != EOF && c != '\n') {
+        if (too_long) continue;
+        if (buf->len >= MAX_MESSAGE) {
+            too_long = true;
+            cn_buf_reset(buf);
+            continue;
+        }
+        if (cn_buf_putc(buf, (char)c) < 0) return CN_ENOMEM;
+    }
+    if (c == EOF && buf->len == 0 && !too_long) return 0;
+    if (too_long) return 2;
+    if (buf->len > 0 && buf->data[buf->len - 1] == '\r') buf->data[--buf->len] = '\0';
+    return 1;
+}
+
+static bool blank(const cn_buf *b)
+{
+    for (size_t i = 0; i < b->len; i++)
+        if (b->data[i] != ' ' && b->data[i] != '\t' && b->data[i] != '\r') return false;
+    return true;
+}
+
+static int send_line(FILE *out, const char *msg)
+{
+    if (fputs(msg, out) == EOF || fputc('\n', out) == EOF || fflush(out) == EOF)
+        return cn_error_set(CN_EIO, "cannot write to standard output: %s", strerror(errno));
+    return 0;
+}
+
+int cn_cmd_mcp(int argc, char **argv)
+{
+    cn_mcp_options o;
+    cn_mcp *s = NULL;
+    cn_buf line = CN_BUF_INIT;
+    FILE *out;
+    bool quiet = false;
+    int fd, rc;
+
+    memset(&o, 0, sizeof o);
+    o.repo = ".";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (cn_cli_is_help(a)) {
+            mcp_usage(stdout);
+            return CN_EXIT_OK;
+        } else if (strcmp(a, "--repo") == 0 && i + 1 < argc) {
+            o.repo = argv[++i];
+        } else if (strcmp(a, "--cache-dir") == 0 && i + 1 < argc) {
+            o.cache_dir = argv[++i];
+        } else if (strcmp(a, "--index") == 0 && i + 1 < argc) {
+            o.indexes = argv[++i];
+        } else if (strcmp(a, "--skills") == 0 && i + 1 < argc) {
+            o.skills = argv[++i];
+        } else if (strcmp(a, "--no-compile") == 0) {
+            o.no_compile = true;
+        } else if (strcmp(a, "--enable-bash") == 0) {
+            o.enable_bash = true;
+        } else if (strcmp(a, "--quiet") == 0) {
+            quiet = true;
+        } else {
+            return cn_cli_usage_error("mcp", "%s '%s'%s", a[0] == '-' ? "unknown option" : "unexpected argument", a,
+                                      a[0] == '-' ? " (or it lacks its value)" : " (the repository goes after --repo)");
+        }
+    }
+    if (o.indexes != NULL) {
+        cn_strv ids = CN_STRV_INIT;
+        rc = cn_strv_split(&ids, o.indexes, ',');
+        for (size_t i = 0; rc == 0 && i < ids.len; i++)
+            if (!cn_index_name_valid(ids.items[i]))
+                rc = cn_cli_usage_error("mcp", "--index: '%s' is no index (known: " CN_INDEX_NAMES ")",
+                                        ids.items[i]);
+        cn_strv_free(&ids);
+        if (rc != 0) return rc > 0 ? rc : cn_cli_fail();
+    }
+    o.log = quiet ? NULL : log_line;
+    if (cn_mcp_new(&o, &s) < 0) return cn_cli_fail();
+
+    /* Standard output carries the protocol alone: whatever a plugin or a
+     * library prints goes to standard error instead of corrupting it. */
+    signal(SIGPIPE, SIG_IGN);
+    fflush(stdout);
+    if ((fd = dup(STDOUT_FILENO)) < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0 ||
+        (out = fdopen(fd, "w")) == NULL) {
+        cn_error_set(CN_EIO, "cannot set standard output aside for the protocol: %s", strerror(errno));
+        if (fd >= 0) close(fd);
+        cn_mcp_free(s);
+        return cn_cli_fail();
+    }
+    (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+    if (!quiet) log_line("serving on standard input and output", NULL);
+
+    while ((rc = read_line(stdin, &line)) > 0) {
+        char *reply = NULL;
+        if (rc == 2) {
+            reply = cn_strdup("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":"
+                              "\"parse error: the message is over 64 MiB\"}}");
+            rc = reply ? 0 : cn_error_set(CN_ENOMEM, "out of memory");
+        } else if (blank(&line)) {
+            continue;
+        } else {
+            rc = cn_mcp_handle(s, line.data, line.len, &reply);
+        }
+        if (rc == 0 && reply != NULL) rc = send_line(out, reply);
+        free(reply);
+        if (rc < 0) break;
+    }
+    cn_buf_free(&line);
+    cn_mcp_free(s);
+    if (fclose(out) != 0 && rc >= 0) rc = cn_error_set(CN_EIO, "cannot write to standard output: %s", strerror(errno));
+    if (rc < 0) return cn_cli_fail();
+    if (ferror(stdin)) {
+        cn_error_set(CN_EIO, "cannot read standard input: %s", strerror(errno));
+        return cn_cli_fail();
+    }
+    return CN_EXIT_OK;
+}
