@@ -10,7 +10,7 @@
 
 #include "cn_cli.h"
 #include "index/cn_compile.h"
-#include "mcp/cn_mcp.h"
+#include "serve/cn_mcp.h"
 
 /* A message longer than this is refused (and skipped to its end) rather
  * than read into memory whole. */

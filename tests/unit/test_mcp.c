@@ -9,7 +9,7 @@
 
 #include <json-c/json.h>
 
-#include "mcp/cn_mcp.h"
+#include "serve/cn_mcp.h"
 #include "tap.h"
 #include "util/cn_util.h"
 

@@ -6,10 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../agent/cn_agent_support.h"
 #include "../agent/cn_query.h"
-#include "../index/cn_compile.h"
-#include "../llm/cn_llm.h"
 
 /* locate's limits on what it ranks */
 #define LOCATE_MAX_FILES 50
@@ -30,134 +27,6 @@ static const char locate_description[] =
     "symbols (path:Class.method) and line ranges to read or edit, most likely first, each with the "
     "evidence that ranked it (named in the question, BM25 match, call-graph neighbour, quoted text "
     "found verbatim). Deterministic and offline; the first tool to call on a new task.";
-
-/* ---- the index ----------------------------------------------------------- */
-
-static const char *const stage_names[] = {"waiting for another compile", "listing files", "parsing",
-                                          "writing nodes", "indexing (BM25)", "linking symbols",
-                                          "embedding", "publishing"};
-
-static void on_compile(cn_compile_stage stage, size_t done, size_t total, const char *note, void *data)
-{
-    cn_mcp *s = data;
-    (void)done;
-    (void)total;
-    (void)note;
-    /* one line a stage: the log is a stream, not a terminal */
-    if ((int)stage == s->stage) return;
-    s->stage = (int)stage;
-    if ((size_t)stage < sizeof stage_names / sizeof stage_names[0])
-        cn_mcp__log(s, "compiling %s: %s", s->repo, stage_names[stage]);
-}
-
-static int compile_repo(cn_mcp *s, const cn_status *st, bool rebuild)
-{
-    cn_compile_opts co;
-    cn_compile_result res;
-    int rc;
-
-    memset(&co, 0, sizeof co);
-    memset(&res, 0, sizeof res);
-    co.repo = s->repo;
-    co.cache_dir = s->cache;
-    co.progress = on_compile;
-    co.progress_data = s;
-    co.rebuild = rebuild;
-    s->stage = -1;
-    if (st == NULL) cn_mcp__log(s, "compiling %s again from scratch", s->repo);
-    else if (!st->compiled) cn_mcp__log(s, "%s has no index yet: compiling it", s->repo);
-    else cn_mcp__log(s, "%s changed since its index was built (%s): compiling again", s->repo,
-                     st->reasons.len ? st->reasons.items[0] : "stale");
-    rc = s->indexes != NULL && cn_strv_split(&co.indexes, s->indexes, ',') < 0
-             ? cn_error_set(CN_ENOMEM, "out of memory")
-             : cn_compile(&co, &res);
-    if (rc == 0)
-        cn_mcp__log(s, "compiled %s in %.2f s: %u nodes", s->repo, res.seconds, (unsigned)res.n_nodes);
-    cn_strv_free(&co.indexes);
-    cn_compile_result_free(&res);
-    return rc < 0 ? cn_error_prefix("compiling %s", s->repo) : 0;
-}
-
-/* Skills that call a model the server was not given: the agent on the
- * other side is a model, but not one these skills can call. */
-static int model_guard(cn_mcp *s)
-{
-    static const struct {
-        const char *resource;
-        int role;
-        const char *how;
-    } needs[] = {{"chat_model", CN_LLM_CHAT, "CODENIB_MODEL"}, {"rerank_model", CN_LLM_RERANK, "CODENIB_RERANK_MODEL"}};
-    for (size_t i = 0; i < s->reg->n_entries; i++) {
-        const cn_skill_entry *e = s->reg->entries[i];
-        if (e->meta == NULL || cn_strv_contains(&s->excluded, e->id)) continue;
-        for (size_t k = 0; k < sizeof needs / sizeof needs[0]; k++) {
-            char why[512];
-            if (!cn_strv_contains(&e->meta->resources, needs[k].resource) || s->reg->models[needs[k].role] != NULL)
-                continue;
-            snprintf(why, sizeof why, "skill %s needs a %s and the server has none: set %s (and CODENIB_BASE_URL, "
-                     "CODENIB_API_KEY) in the server's environment", e->id, needs[k].resource, needs[k].how);
-            if (cn_strv_push(&s->excluded, e->id) < 0 || cn_strv_push(&s->excluded_why, why) < 0)
-                return cn_error_set(CN_ENOMEM, "out of memory");
-            break;
-        }
-    }
-    return 0;
-}
-
-/* The registry serves the current generation, compiled first when the
- * repository has none or changed (unless the server may not compile). */
-static int ensure_index(cn_mcp *s)
-{
-    cn_status st;
-    char *dir = NULL;
-    bool fresh;
-    int rc;
-
-    memset(&st, 0, sizeof st);
-    if ((rc = cn_status_check(s->repo, s->cache, &st)) < 0) return rc;
-    fresh = st.compiled && st.fresh;
-    if (!fresh && !s->o.no_compile) {
-        rc = compile_repo(s, &st, false);
-        fresh = rc == 0;
-    } else if (!st.compiled) {
-        rc = cn_error_set(CN_ENOTFOUND, "%s has no index and this server does not compile (--no-compile): run "
-                                        "`codenib compile %s`", s->repo, s->repo);
-    }
-    cn_status_free(&st);
-    if (rc == 0) rc = cn_cache_current(s->cache, &dir);
-    if (rc == 0 && (s->gen == NULL || strcmp(s->gen, dir) != 0)) {
-        cn_strv before = s->excluded, why = CN_STRV_INIT;
-        rc = cn_registry_set_repo_cache(s->reg, s->repo, s->cache);
-        if (rc == CN_ECORRUPT && !s->o.no_compile) {
-            /* a damaged index is rebuilt, not served or left in the way */
-            cn_mcp__log(s, "%s", cn_error_last()->message);
-            cn_error_clear();
-            free(dir);
-            dir = NULL;
-            if ((rc = compile_repo(s, NULL, true)) == 0 && (rc = cn_cache_current(s->cache, &dir)) == 0)
-                rc = cn_registry_set_repo_cache(s->reg, s->repo, s->cache);
-        }
-        if (rc == 0) {
-            free(s->gen);
-            s->gen = dir;
-            dir = NULL;
-            memset(&s->excluded, 0, sizeof s->excluded);
-            cn_strv_free(&s->excluded_why);
-            rc = cn_resource_guard(s->reg, NULL, fresh, &s->excluded, &why);
-            s->excluded_why = why;
-            if (rc == 0) rc = model_guard(s);
-            /* said once, and again only when a rebuild changes it */
-            for (size_t i = 0; i < s->excluded.len; i++)
-                if (!cn_strv_contains(&before, s->excluded.items[i])) cn_mcp__log(s, "%s", s->excluded_why.items[i]);
-            for (size_t i = 0; i < before.len; i++)
-                if (!cn_strv_contains(&s->excluded, before.items[i]))
-                    cn_mcp__log(s, "skill %s can run now", before.items[i]);
-            cn_strv_free(&before);
-        }
-    }
-    free(dir);
-    return rc;
-}
 
 /* ---- the list ------------------------------------------------------------ */
 
@@ -217,15 +86,16 @@ json_object *cn_mcp__tools_list(cn_mcp *s)
     /* Without an index the skills are listed all the same: a call then
      * says why it cannot run, which tells the agent more than a tool that
      * is not there. */
-    if (rc == 0 && ensure_index(s) < 0) {
-        cn_mcp__log(s, "%s", cn_error_last()->message);
+    if (rc == 0 && cn_served_refresh(&s->sv) < 0) {
+        cn_served_log(&s->sv, "%s", cn_error_last()->message);
         cn_error_clear();
     }
     if (rc == 0) rc = (t = locate_tool()) ? (json_object_array_add(list, t), 0) : CN_ENOMEM;
     for (size_t i = 0; rc == 0 && cn_default_tool_names[i]; i++)
         if (strcmp(cn_default_tool_names[i], "bash") != 0 || s->tools.bash_enabled)
-            rc = add_tool(list, cn_tool_schema(cn_default_tool_names[i]), strcmp(cn_default_tool_names[i], "bash") != 0);
-    skills = rc == 0 ? cn_registry_tools(s->reg, NULL, &s->excluded) : NULL;
+            rc = add_tool(list, cn_tool_schema(cn_default_tool_names[i]),
+                          strcmp(cn_default_tool_names[i], "bash") != 0);
+    skills = rc == 0 ? cn_registry_tools(s->sv.reg, NULL, &s->sv.excluded) : NULL;
     for (size_t i = 0; skills && rc == 0 && i < json_object_array_length(skills); i++)
         rc = add_tool(list, json_object_get(json_object_array_get_idx(skills, i)), true);
     json_object_put(skills);
@@ -265,18 +135,18 @@ static json_object *failed(void)
     return r;
 }
 
-static int int_arg(json_object *args, const char *key, long min, long max, long *out, cn_mcp_fault *f)
+static int int_arg(json_object *args, const char *key, long min, long max, long *out, cn_rpc_fault *f)
 {
     json_object *v;
     if (!json_object_object_get_ex(args, key, &v) || v == NULL) return 0;
     if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < min || json_object_get_int64(v) > max)
-        return cn_mcp__fault(f, CN_RPC_INVALID_PARAMS, "locate: %s must be an integer from %ld to %ld", key, min,
+        return cn_rpc_fault_set(f, CN_RPC_INVALID_PARAMS, "locate: %s must be an integer from %ld to %ld", key, min,
                              max);
     *out = (long)json_object_get_int64(v);
     return 0;
 }
 
-static int call_locate(cn_mcp *s, json_object *args, json_object **result, cn_mcp_fault *f)
+static int call_locate(cn_mcp *s, json_object *args, json_object **result, cn_rpc_fault *f)
 {
     json_object *q = NULL, *res = NULL, *answer = NULL;
     long files = 0, symbols = 0;
@@ -284,19 +154,19 @@ static int call_locate(cn_mcp *s, json_object *args, json_object **result, cn_mc
     int rc;
 
     if (!json_object_object_get_ex(args, "question", &q) || !json_object_is_type(q, json_type_string))
-        return cn_mcp__fault(f, CN_RPC_INVALID_PARAMS, "locate needs arguments.question (a string)");
+        return cn_rpc_fault_set(f, CN_RPC_INVALID_PARAMS, "locate needs arguments.question (a string)");
     json_object_object_foreach(args, key, val) {
         (void)val;
         if (strcmp(key, "question") != 0 && strcmp(key, "max_files") != 0 && strcmp(key, "max_symbols") != 0)
-            return cn_mcp__fault(f, CN_RPC_INVALID_PARAMS,
+            return cn_rpc_fault_set(f, CN_RPC_INVALID_PARAMS,
                                  "locate takes question, max_files and max_symbols, not '%s'", key);
     }
     if ((rc = int_arg(args, "max_files", 1, LOCATE_MAX_FILES, &files, f)) != 0 ||
         (rc = int_arg(args, "max_symbols", 1, LOCATE_MAX_SYMBOLS, &symbols, f)) != 0)
         return rc;
-    if (ensure_index(s) < 0) return (*result = failed()) ? 0 : CN_ENOMEM;
+    if (cn_served_refresh(&s->sv) < 0) return (*result = failed()) ? 0 : CN_ENOMEM;
     memset(&qo, 0, sizeof qo);
-    qo.registry = s->reg;
+    qo.registry = s->sv.reg;
     qo.offline = true;   /* the client is the agent: it gets the planner's answer */
     qo.max_files = (size_t)files;
     qo.max_symbols = (size_t)symbols;
@@ -311,11 +181,11 @@ static int call_locate(cn_mcp *s, json_object *args, json_object **result, cn_mc
 static int call_skill(cn_mcp *s, const char *name, json_object *args, json_object **result)
 {
     json_object *res = NULL;
-    if (ensure_index(s) < 0) return (*result = failed()) ? 0 : CN_ENOMEM;
-    for (size_t i = 0; i < s->excluded.len; i++)
-        if (strcmp(s->excluded.items[i], name) == 0)
-            return (*result = call_result(s->excluded_why.items[i], true)) ? 0 : CN_ENOMEM;
-    if (cn_registry_invoke(s->reg, name, args, NULL, &res) < 0) return (*result = failed()) ? 0 : CN_ENOMEM;
+    const char *why;
+    if (cn_served_refresh(&s->sv) < 0) return (*result = failed()) ? 0 : CN_ENOMEM;
+    if ((why = cn_served_excluded(&s->sv, name)) != NULL)
+        return (*result = call_result(why, true)) ? 0 : CN_ENOMEM;
+    if (cn_registry_invoke(s->sv.reg, name, args, NULL, &res) < 0) return (*result = failed()) ? 0 : CN_ENOMEM;
     *result = call_result(json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
                           false);
     json_object_put(res);
@@ -331,23 +201,23 @@ static int call_default_tool(cn_mcp *s, const char *name, json_object *args, jso
     return *result ? 0 : CN_ENOMEM;
 }
 
-static int dispatch_call(cn_mcp *s, const char *n, json_object *args, json_object **result, cn_mcp_fault *f)
+static int dispatch_call(cn_mcp *s, const char *n, json_object *args, json_object **result, cn_rpc_fault *f)
 {
     const cn_skill_entry *e;
     if (strcmp(n, CN_MCP_LOCATE) == 0) return call_locate(s, args, result, f);
     /* bash too: refused with how to enable it, which says more than "unknown" */
     if (cn_tool_is_default(n)) return call_default_tool(s, n, args, result);
-    e = cn_registry_find(s->reg, n);
+    e = cn_registry_find(s->sv.reg, n);
     if (e == NULL || e->state == CN_STATE_DUPLICATE)
-        return cn_mcp__fault(f, CN_RPC_INVALID_PARAMS, "there is no tool '%s' (tools/list names them)", n);
-    if (!cn_registry_enabled(s->reg, n))
-        return cn_mcp__fault(f, CN_RPC_INVALID_PARAMS, "tool '%s' is not offered by this server (--skills)", n);
+        return cn_rpc_fault_set(f, CN_RPC_INVALID_PARAMS, "there is no tool '%s' (tools/list names them)", n);
+    if (!cn_registry_enabled(s->sv.reg, n))
+        return cn_rpc_fault_set(f, CN_RPC_INVALID_PARAMS, "tool '%s' is not offered by this server (--skills)", n);
     if (e->state == CN_STATE_FAILED)
         return (*result = call_result(e->reason ? e->reason : "the skill failed to load", true)) ? 0 : CN_ENOMEM;
     return call_skill(s, n, args, result);
 }
 
-int cn_mcp__tools_call(cn_mcp *s, json_object *params, json_object **result, cn_mcp_fault *f)
+int cn_mcp__tools_call(cn_mcp *s, json_object *params, json_object **result, cn_rpc_fault *f)
 {
     json_object *name = NULL, *args = NULL, *empty = NULL;
     const char *n;
@@ -355,11 +225,11 @@ int cn_mcp__tools_call(cn_mcp *s, json_object *params, json_object **result, cn_
 
     *result = NULL;
     if (!json_object_object_get_ex(params, "name", &name) || !json_object_is_type(name, json_type_string))
-        return cn_mcp__fault(f, CN_RPC_INVALID_PARAMS, "tools/call needs params.name (a string)");
+        return cn_rpc_fault_set(f, CN_RPC_INVALID_PARAMS, "tools/call needs params.name (a string)");
     n = json_object_get_string(name);
     if (json_object_object_get_ex(params, "arguments", &args) && args != NULL &&
         !json_object_is_type(args, json_type_object))
-        return cn_mcp__fault(f, CN_RPC_INVALID_PARAMS, "%s: params.arguments must be an object", n);
+        return cn_rpc_fault_set(f, CN_RPC_INVALID_PARAMS, "%s: params.arguments must be an object", n);
     if (args == NULL && (args = empty = json_object_new_object()) == NULL) return CN_ENOMEM;
     rc = dispatch_call(s, n, args, result, f);
     json_object_put(empty);
