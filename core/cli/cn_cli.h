@@ -3,6 +3,7 @@
 #define CN_CLI_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include <json-c/json.h>
 
@@ -21,6 +22,7 @@ int cn_cmd_plugins(int argc, char **argv);
 int cn_cmd_query(int argc, char **argv);
 int cn_cmd_eval(int argc, char **argv);
 int cn_cmd_mcp(int argc, char **argv);
+int cn_cmd_lsp(int argc, char **argv);
 
 /* Prints "codenib: <message>" for the last error and returns CN_EXIT_FAIL. */
 int cn_cli_fail(void);
@@ -30,6 +32,13 @@ int cn_cli_usage_error(const char *cmd, const char *fmt, ...) CN_PRINTF(2, 3);
 int cn_cli_open_registry(cn_registry **out);
 /* Prints a JSON value followed by a newline. */
 void cn_cli_print_json(json_object *o, bool pretty);
+/* Checks an --index list: 0, or the exit status after the message. */
+int cn_cli_check_indexes(const char *cmd, const char *list);
+/* Sets standard output aside for a protocol (the MCP and LSP servers):
+ * *out writes to it, and file descriptor 1 becomes standard error, so
+ * whatever a plugin or library prints cannot corrupt the protocol.  A
+ * write to a client that went away fails instead of killing the process. */
+int cn_cli_protocol_stdout(FILE **out);
 /* True when argv[i] is -h or --help. */
 bool cn_cli_is_help(const char *arg);
 

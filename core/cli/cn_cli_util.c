@@ -1,9 +1,14 @@
 /* Helpers shared by the `codenib` subcommands. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cn_cli.h"
+#include "index/cn_compile.h"
 
 int cn_cli_fail(void)
 {
@@ -46,4 +51,29 @@ void cn_cli_print_json(json_object *o, bool pretty)
 bool cn_cli_is_help(const char *arg)
 {
     return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+int cn_cli_check_indexes(const char *cmd, const char *list)
+{
+    cn_strv ids = CN_STRV_INIT;
+    int rc = cn_strv_split(&ids, list, ',') < 0 ? cn_error_set(CN_ENOMEM, "out of memory") : 0;
+    for (size_t i = 0; rc == 0 && i < ids.len; i++)
+        if (!cn_index_name_valid(ids.items[i]))
+            rc = cn_cli_usage_error(cmd, "--index: '%s' is no index (known: " CN_INDEX_NAMES ")", ids.items[i]);
+    cn_strv_free(&ids);
+    return rc < 0 ? cn_cli_fail() : rc;
+}
+
+int cn_cli_protocol_stdout(FILE **out)
+{
+    int fd;
+    signal(SIGPIPE, SIG_IGN);   /* a client gone is a write error, not a kill */
+    fflush(stdout);
+    if ((fd = dup(STDOUT_FILENO)) < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0 || (*out = fdopen(fd, "w")) == NULL) {
+        cn_error_set(CN_EIO, "cannot set standard output aside for the protocol: %s", strerror(errno));
+        if (fd >= 0) close(fd);
+        return CN_EIO;
+    }
+    (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+    return 0;
 }

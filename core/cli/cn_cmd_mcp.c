@@ -1,15 +1,11 @@
 /* `codenib mcp`: the MCP server (core/mcp/) over stdio -- one JSON-RPC
  * message a line in, one a line out, the log on standard error. */
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cn_cli.h"
-#include "index/cn_compile.h"
 #include "serve/cn_mcp.h"
 
 /* A message longer than this is refused (and skipped to its end) rather
@@ -97,7 +93,7 @@ int cn_cmd_mcp(int argc, char **argv)
     cn_buf line = CN_BUF_INIT;
     FILE *out;
     bool quiet = false;
-    int fd, rc;
+    int rc;
 
     memset(&o, 0, sizeof o);
     o.repo = ".";
@@ -125,31 +121,14 @@ int cn_cmd_mcp(int argc, char **argv)
                                       a[0] == '-' ? " (or it lacks its value)" : " (the repository goes after --repo)");
         }
     }
-    if (o.indexes != NULL) {
-        cn_strv ids = CN_STRV_INIT;
-        rc = cn_strv_split(&ids, o.indexes, ',');
-        for (size_t i = 0; rc == 0 && i < ids.len; i++)
-            if (!cn_index_name_valid(ids.items[i]))
-                rc = cn_cli_usage_error("mcp", "--index: '%s' is no index (known: " CN_INDEX_NAMES ")",
-                                        ids.items[i]);
-        cn_strv_free(&ids);
-        if (rc != 0) return rc > 0 ? rc : cn_cli_fail();
-    }
+    if (o.indexes != NULL && (rc = cn_cli_check_indexes("mcp", o.indexes)) != 0) return rc;
     o.log = quiet ? NULL : log_line;
     if (cn_mcp_new(&o, &s) < 0) return cn_cli_fail();
 
-    /* Standard output carries the protocol alone: whatever a plugin or a
-     * library prints goes to standard error instead of corrupting it. */
-    signal(SIGPIPE, SIG_IGN);
-    fflush(stdout);
-    if ((fd = dup(STDOUT_FILENO)) < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0 ||
-        (out = fdopen(fd, "w")) == NULL) {
-        cn_error_set(CN_EIO, "cannot set standard output aside for the protocol: %s", strerror(errno));
-        if (fd >= 0) close(fd);
+    if (cn_cli_protocol_stdout(&out) < 0) {
         cn_mcp_free(s);
         return cn_cli_fail();
     }
-    (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
     if (!quiet) log_line("serving on standard input and output", NULL);
 
     while ((rc = read_line(stdin, &line)) > 0) {

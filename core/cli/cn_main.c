@@ -20,6 +20,7 @@ static void usage(FILE *f)
           "  plugins  list the backend plugins (languages, embedders, vector stores, LSP)\n"
           "  run      invoke one skill with JSON arguments and print its JSON result\n"
           "  mcp      serve a repository to a coding agent over MCP (stdio)\n"
+          "  lsp      serve definitions and references to an editor over LSP (stdio)\n"
           "\n"
           "Skills are found, in this order, in: the build tree (when run from it),\n"
           "each directory of CODENIB_SKILLS_PATH (colon-separated), the installed skills\n"
@@ -75,6 +76,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "query") == 0) return cn_cmd_query(argc - 1, argv + 1);
     if (strcmp(cmd, "eval") == 0) return cn_cmd_eval(argc - 1, argv + 1);
     if (strcmp(cmd, "mcp") == 0) return cn_cmd_mcp(argc - 1, argv + 1);
+    if (strcmp(cmd, "lsp") == 0) return cn_cmd_lsp(argc - 1, argv + 1);
     fprintf(stderr, "codenib: '%s' is not a command.\n\n", cmd);
     usage(stderr);
     return CN_EXIT_USAGE;
