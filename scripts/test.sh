@@ -30,6 +30,11 @@ step_failed() {  # a build step failed: it counts as a failure
 
 note "installing packages"
 sh scripts/setup.sh || { step_failed "setup"; finish; }
+# the official MCP SDK's client, for the interoperability test, which must
+# then run (not skip)
+sh scripts/fetch-mcp-client.sh || { step_failed "fetch-mcp-client"; finish; }
+CN_REQUIRE_INTEROP=1
+export CN_REQUIRE_INTEROP
 note "configuring"
 ./autogen.sh >/dev/null || { step_failed "autogen.sh"; finish; }
 rm -rf _build && mkdir _build && cd _build || { step_failed "mkdir _build"; finish; }
