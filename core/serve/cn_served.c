@@ -13,6 +13,7 @@
 #include "../agent/cn_agent_support.h"
 #include "../index/cn_compile.h"
 #include "../llm/cn_llm.h"
+#include "cn_watch.h"
 
 void cn_served_log(const cn_served *s, const char *fmt, ...)
 {
@@ -88,6 +89,7 @@ int cn_served_open(cn_served *s, const cn_served_options *o, const char *const *
 
 void cn_served_close(cn_served *s)
 {
+    cn_watch_close(s->watch);
     cn_registry_free(s->reg);
     free(s->repo);
     free(s->cache);
@@ -180,6 +182,39 @@ static int model_guard(cn_served *s)
 
 /* The registry serves the current generation, compiled first when the
  * repository has none or changed (unless the server may not compile). */
+/* Watches the repository from now on, when it can (once it could not, it
+ * is not tried again: a tree too large to watch stays so). */
+static void arm_watch(cn_served *s)
+{
+    cn_watch_opts wo;
+    cn_watch_close(s->watch);
+    s->watch = NULL;
+    if (s->watch_failed) return;
+    memset(&wo, 0, sizeof wo);
+    wo.skip_dir = s->cache;
+    wo.skip_default_excludes = !s->watch_all;
+    if (cn_watch_open(s->repo, &wo, &s->watch) < 0) {
+        cn_served_log(s, "%s; the repository is compared with its index before every call instead",
+                      cn_error_last()->message);
+        cn_error_clear();
+        s->watch_failed = true;
+    }
+}
+
+static void disarm_watch(cn_served *s)
+{
+    cn_watch_close(s->watch);
+    s->watch = NULL;
+}
+
+/* Whether the index covers the directories the walk skips by default. */
+static bool covers_default_excludes(const cn_status *st)
+{
+    json_object *sel = NULL, *v = NULL;
+    return st->manifest != NULL && json_object_object_get_ex(st->manifest, "selection", &sel) &&
+           json_object_object_get_ex(sel, "default_excludes", &v) && !json_object_get_boolean(v);
+}
+
 int cn_served_refresh(cn_served *s)
 {
     cn_status st;
@@ -187,8 +222,21 @@ int cn_served_refresh(cn_served *s)
     bool fresh;
     int rc;
 
+    /* nothing changed below the repository since it matched its index */
+    if (s->gen != NULL && s->watch != NULL && !cn_watch_changed(s->watch)) return 0;
+    /* armed before comparing, so that a change made while comparing or
+     * compiling is seen by the next call */
+    arm_watch(s);
     memset(&st, 0, sizeof st);
-    if ((rc = cn_status_check(s->repo, s->cache, &st)) < 0) return rc;
+    if ((rc = cn_status_check(s->repo, s->cache, &st)) < 0) {
+        disarm_watch(s);
+        return rc;
+    }
+    if (covers_default_excludes(&st) && !s->watch_all) {
+        /* watched too little: compare again next time, watching all */
+        s->watch_all = true;
+        disarm_watch(s);
+    }
     fresh = st.compiled && st.fresh;
     if (!fresh && !s->no_compile) {
         rc = compile_repo(s, &st, false);
@@ -230,6 +278,7 @@ int cn_served_refresh(cn_served *s)
         }
     }
     free(dir);
+    /* not serving what the repository holds: compare again next time */
+    if (rc < 0) disarm_watch(s);
     return rc;
 }
-

@@ -36,6 +36,11 @@ typedef struct cn_served {
     cn_strv excluded;          /* skills set aside for this generation */
     cn_strv excluded_why;      /* ... and why, in the same order */
     int stage;                 /* the compile stage last logged */
+    /* what changed below the repository since the last comparison
+     * (cn_watch.h); NULL: compare on every call */
+    struct cn_watch *watch;
+    bool watch_failed;         /* it could not be had: not tried again */
+    bool watch_all;            /* the index covers default-excluded directories too */
 } cn_served;
 
 /* Checks the repository, finds the skills (`reserved`: names of the
@@ -47,8 +52,10 @@ void cn_served_close(cn_served *s);
 
 /* Makes the registry serve the repository's current index, compiling it
  * first when it is missing or stale (unless no_compile) and rebuilding it
- * when it is damaged.  Cheap when nothing changed: one comparison of the
- * files' stamps with the index. */
+ * when it is damaged.  The repository is compared with its index (a walk
+ * and a stat of every file) only when inotify saw a change below it since
+ * the last comparison, or when it cannot watch it: a call on an unchanged
+ * repository costs a read(2) that finds nothing. */
 int cn_served_refresh(cn_served *s);
 
 /* Why skill `id` was set aside, or NULL when it can run. */
