@@ -58,22 +58,6 @@ cn_pl_node *cn_pl_pool_find(const cn_pl_pool *p, const char *name)
     return &p->items[json_object_get_int(v) - 1];
 }
 
-static const char *str_field(json_object *o, const char *key)
-{
-    json_object *v;
-    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
-               ? json_object_get_string(v)
-               : NULL;
-}
-
-static long long int_field(json_object *o, const char *key, long long dflt)
-{
-    json_object *v;
-    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_int)
-               ? (long long)json_object_get_int64(v)
-               : dflt;
-}
-
 static int pool_grow(cn_pl_pool *p)
 {
     size_t cap = p->cap ? p->cap * 2 : 64;
@@ -87,8 +71,8 @@ static int pool_grow(cn_pl_pool *p)
 
 cn_pl_node *cn_pl_pool_node(cn_pl_pool *p, json_object *hit, int *oom)
 {
-    const char *name = str_field(hit, "node_name"), *path = str_field(hit, "file");
-    const char *type = str_field(hit, "type");
+    const char *name = cn_json_str_member(hit, "node_name"), *path = cn_json_str_member(hit, "file");
+    const char *type = cn_json_str_member(hit, "type");
     cn_pl_node *n;
 
     if (name == NULL || path == NULL) return NULL;
@@ -99,9 +83,9 @@ cn_pl_node *cn_pl_pool_node(cn_pl_pool *p, json_object *hit, int *oom)
     n->name = cn_strdup(name);
     n->path = cn_strdup(path);
     n->type = cn_strdup(type ? type : "unknown");
-    n->id = int_field(hit, "node_id", -1);
-    n->start_line = (unsigned)int_field(hit, "start_line", 0);
-    n->end_line = (unsigned)int_field(hit, "end_line", n->start_line);
+    n->id = cn_json_int_member(hit, "node_id", -1);
+    n->start_line = (unsigned)cn_json_int_member(hit, "start_line", 0);
+    n->end_line = (unsigned)cn_json_int_member(hit, "end_line", n->start_line);
     if (n->name == NULL || n->path == NULL || n->type == NULL ||
         json_object_object_add(p->by_name, name, json_object_new_int((int)p->len + 1)) != 0) {
         free(n->name);

@@ -39,6 +39,18 @@ int cn_cli_check_indexes(const char *cmd, const char *list);
  * whatever a plugin or library prints cannot corrupt the protocol.  A
  * write to a client that went away fails instead of killing the process. */
 int cn_cli_protocol_stdout(FILE **out);
+/* The options `codenib mcp` and `codenib lsp` share. */
+typedef struct cn_cli_serve {
+    const char *repo, *cache_dir, *indexes;
+    bool no_compile, quiet;
+} cn_cli_serve;
+/* Takes argv[*i] (and its value, moving *i past it) when it is one of
+ * them: --repo, --cache-dir, --index, --no-compile, --quiet. */
+bool cn_cli_serve_option(int argc, char **argv, int *i, cn_cli_serve *o);
+/* The usage error for an argument that no option took. */
+int cn_cli_serve_bad_arg(const char *cmd, const char *arg);
+/* A server's log line on standard error, "codenib CMD: line" (data: CMD). */
+void cn_cli_serve_log(const char *line, void *cmd);
 /* True when argv[i] is -h or --help. */
 bool cn_cli_is_help(const char *arg);
 

@@ -77,3 +77,30 @@ int cn_cli_protocol_stdout(FILE **out)
     (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
     return 0;
 }
+
+bool cn_cli_serve_option(int argc, char **argv, int *i, cn_cli_serve *o)
+{
+    const char *a = argv[*i];
+    const char **value = strcmp(a, "--repo") == 0        ? &o->repo
+                         : strcmp(a, "--cache-dir") == 0 ? &o->cache_dir
+                         : strcmp(a, "--index") == 0     ? &o->indexes
+                                                         : NULL;
+    if (value != NULL && *i + 1 < argc) {
+        *value = argv[++*i];
+        return true;
+    }
+    if (strcmp(a, "--no-compile") == 0) return o->no_compile = true;
+    if (strcmp(a, "--quiet") == 0) return o->quiet = true;
+    return false;
+}
+
+int cn_cli_serve_bad_arg(const char *cmd, const char *a)
+{
+    return cn_cli_usage_error(cmd, "%s '%s'%s", a[0] == '-' ? "unknown option" : "unexpected argument", a,
+                              a[0] == '-' ? " (or it lacks its value)" : " (the repository goes after --repo)");
+}
+
+void cn_cli_serve_log(const char *line, void *cmd)
+{
+    fprintf(stderr, "codenib %s: %s\n", (const char *)cmd, line);
+}

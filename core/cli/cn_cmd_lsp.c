@@ -37,12 +37,6 @@ static void lsp_usage(FILE *f)
           f);
 }
 
-static void log_line(const char *line, void *data)
-{
-    (void)data;
-    fprintf(stderr, "codenib lsp: %s\n", line);
-}
-
 /* Reads one header line (without its CR LF).  1: a line, 0: end of
  * input before any byte, CN_EPARSE: too long or cut by the end. */
 static int header_line(FILE *in, char *buf, size_t cap, size_t *len)
@@ -129,7 +123,7 @@ int cn_cmd_lsp(int argc, char **argv)
     cn_lsp *s = NULL;
     cn_buf body = CN_BUF_INIT;
     FILE *out;
-    bool quiet = false;
+    cn_cli_serve c = {NULL, NULL, NULL, false, false};
     long msg_no = 0;
     int rc, status = 1;
 
@@ -139,25 +133,20 @@ int cn_cmd_lsp(int argc, char **argv)
         if (cn_cli_is_help(a)) {
             lsp_usage(stdout);
             return CN_EXIT_OK;
-        } else if (strcmp(a, "--repo") == 0 && i + 1 < argc) {
-            o.repo = argv[++i];
-        } else if (strcmp(a, "--cache-dir") == 0 && i + 1 < argc) {
-            o.cache_dir = argv[++i];
-        } else if (strcmp(a, "--index") == 0 && i + 1 < argc) {
-            o.indexes = argv[++i];
-        } else if (strcmp(a, "--no-compile") == 0) {
-            o.no_compile = true;
-        } else if (strcmp(a, "--quiet") == 0) {
-            quiet = true;
-        } else if (strcmp(a, "--stdio") == 0) {
-            /* what editors pass to say the transport: the only one there is */
-        } else {
-            return cn_cli_usage_error("lsp", "%s '%s'%s", a[0] == '-' ? "unknown option" : "unexpected argument", a,
-                                      a[0] == '-' ? " (or it lacks its value)" : " (the repository goes after --repo)");
+        } else if (cn_cli_serve_option(argc, argv, &i, &c)) {
+            continue;
+        } else if (strcmp(a, "--stdio") != 0) {
+            /* --stdio: what editors pass to say the transport, the only one there is */
+            return cn_cli_serve_bad_arg("lsp", a);
         }
     }
-    if (o.indexes != NULL && (rc = cn_cli_check_indexes("lsp", o.indexes)) != 0) return rc;
-    o.log = quiet ? NULL : log_line;
+    if (c.indexes != NULL && (rc = cn_cli_check_indexes("lsp", c.indexes)) != 0) return rc;
+    o.repo = c.repo;
+    o.cache_dir = c.cache_dir;
+    o.indexes = c.indexes;
+    o.no_compile = c.no_compile;
+    o.log = c.quiet ? NULL : cn_cli_serve_log;
+    o.log_data = (void *)"lsp";
     if (cn_lsp_new(&o, &s) < 0) return cn_cli_fail();
 
     if (cn_cli_protocol_stdout(&out) < 0) {
@@ -183,7 +172,7 @@ int cn_cmd_lsp(int argc, char **argv)
     if (rc == 0 && !cn_lsp_exited(s, &status)) {
         /* the end of input: a client that went away */
         status = cn_lsp_shut_down(s) ? 0 : 1;
-        if (status != 0 && !quiet) log_line("standard input ended without shutdown and exit", NULL);
+        if (status != 0 && !c.quiet) cn_cli_serve_log("standard input ended without shutdown and exit", (void *)"lsp");
     }
     cn_buf_free(&body);
     cn_lsp_free(s);

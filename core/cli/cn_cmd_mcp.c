@@ -43,12 +43,6 @@ static void mcp_usage(FILE *f)
           f);
 }
 
-static void log_line(const char *line, void *data)
-{
-    (void)data;
-    fprintf(stderr, "codenib mcp: %s\n", line);
-}
-
 /* Reads one line into *buf (without its newline).  Returns 1 for a line,
  * 0 at the end of input, 2 for a line over MAX_MESSAGE (read past and
  * dropped), CN_ENOMEM. */
@@ -92,44 +86,39 @@ int cn_cmd_mcp(int argc, char **argv)
     cn_mcp *s = NULL;
     cn_buf line = CN_BUF_INIT;
     FILE *out;
-    bool quiet = false;
+    cn_cli_serve c = {NULL, NULL, NULL, false, false};
     int rc;
 
     memset(&o, 0, sizeof o);
-    o.repo = ".";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (cn_cli_is_help(a)) {
             mcp_usage(stdout);
             return CN_EXIT_OK;
-        } else if (strcmp(a, "--repo") == 0 && i + 1 < argc) {
-            o.repo = argv[++i];
-        } else if (strcmp(a, "--cache-dir") == 0 && i + 1 < argc) {
-            o.cache_dir = argv[++i];
-        } else if (strcmp(a, "--index") == 0 && i + 1 < argc) {
-            o.indexes = argv[++i];
+        } else if (cn_cli_serve_option(argc, argv, &i, &c)) {
+            continue;
         } else if (strcmp(a, "--skills") == 0 && i + 1 < argc) {
             o.skills = argv[++i];
-        } else if (strcmp(a, "--no-compile") == 0) {
-            o.no_compile = true;
         } else if (strcmp(a, "--enable-bash") == 0) {
             o.enable_bash = true;
-        } else if (strcmp(a, "--quiet") == 0) {
-            quiet = true;
         } else {
-            return cn_cli_usage_error("mcp", "%s '%s'%s", a[0] == '-' ? "unknown option" : "unexpected argument", a,
-                                      a[0] == '-' ? " (or it lacks its value)" : " (the repository goes after --repo)");
+            return cn_cli_serve_bad_arg("mcp", a);
         }
     }
-    if (o.indexes != NULL && (rc = cn_cli_check_indexes("mcp", o.indexes)) != 0) return rc;
-    o.log = quiet ? NULL : log_line;
+    if (c.indexes != NULL && (rc = cn_cli_check_indexes("mcp", c.indexes)) != 0) return rc;
+    o.repo = c.repo ? c.repo : ".";
+    o.cache_dir = c.cache_dir;
+    o.indexes = c.indexes;
+    o.no_compile = c.no_compile;
+    o.log = c.quiet ? NULL : cn_cli_serve_log;
+    o.log_data = (void *)"mcp";
     if (cn_mcp_new(&o, &s) < 0) return cn_cli_fail();
 
     if (cn_cli_protocol_stdout(&out) < 0) {
         cn_mcp_free(s);
         return cn_cli_fail();
     }
-    if (!quiet) log_line("serving on standard input and output", NULL);
+    if (!c.quiet) cn_cli_serve_log("serving on standard input and output", (void *)"mcp");
 
     while ((rc = read_line(stdin, &line)) > 0) {
         char *reply = NULL;

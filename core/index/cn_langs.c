@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 
 #include "../plugin/cn_dl.h"
+#include "../plugin/cn_host.h"
 #include "../plugin/cn_search_path.h"
 #include "../plugin/cn_yaml.h"
 
@@ -26,14 +27,6 @@ static int strv_from_json(const char *cfg, const char *field, json_object *v, cn
         if (rc < 0) return rc;
     }
     return 0;
-}
-
-static const char *str_field(json_object *cfg, const char *key)
-{
-    json_object *v = NULL;
-    if (!json_object_object_get_ex(cfg, key, &v) || !json_object_is_type(v, json_type_string))
-        return NULL;
-    return json_object_get_string(v);
 }
 
 static void entry_free(cn_lang_entry *e)
@@ -55,7 +48,7 @@ static int add_package(cn_langs *langs, const char *dir, const char *source)
     char *cfg_path = cn_path_join(dir, "plugin.yaml");
     json_object *cfg = NULL, *v;
     cn_lang_entry e;
-    const char *kind, *lang, *lib, *abi;
+    const char *kind, *lang, *lib, *abi, *id;
     int rc;
 
     memset(&e, 0, sizeof e);
@@ -66,15 +59,15 @@ static int add_package(cn_langs *langs, const char *dir, const char *source)
         free(cfg_path);
         return rc;
     }
-    kind = str_field(cfg, "kind");
+    kind = cn_json_str_member(cfg, "kind");
     if (kind == NULL || strcmp(kind, "language") != 0) {
         json_object_put(cfg);
         free(cfg_path);
         return 1;
     }
-    lang = str_field(cfg, "language");
-    lib = str_field(cfg, "library");
-    abi = str_field(cfg, "abi");
+    lang = cn_json_str_member(cfg, "language");
+    lib = cn_json_str_member(cfg, "library");
+    abi = cn_json_str_member(cfg, "abi");
     if (lang == NULL || lib == NULL || strchr(lib, '/') != NULL) {
         cn_buf b = CN_BUF_INIT;
         cn_buf_printf(&b, "%s: a language package needs `language:` and `library:` (a file name)",
@@ -96,7 +89,8 @@ static int add_package(cn_langs *langs, const char *dir, const char *source)
         }
     }
     e.language = cn_strdup(lang);
-    e.plugin_id = cn_strdup(str_field(cfg, "plugin_id") ? str_field(cfg, "plugin_id") : lang);
+    id = cn_json_str_member(cfg, "plugin_id");
+    e.plugin_id = cn_strdup(id ? id : lang);
     e.dir = cn_strdup(dir);
     e.source = cn_strdup(source);
     e.library = cn_strdup(lib);

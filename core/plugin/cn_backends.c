@@ -28,14 +28,6 @@ int cn_backend_kind_parse(const char *name)
     return 0;
 }
 
-static const char *str_field(json_object *cfg, const char *key)
-{
-    json_object *v = NULL;
-    if (!json_object_object_get_ex(cfg, key, &v) || !json_object_is_type(v, json_type_string))
-        return NULL;
-    return json_object_get_string(v);
-}
-
 static void entry_free(cn_backend_entry *e)
 {
     if (e->dl) cn_dl_close(e->dl);
@@ -75,14 +67,14 @@ static int add_package(cn_backends *b, const char *dir, const char *source)
         free(cfg_path);
         return 1;
     }
-    kind = str_field(cfg, "kind");
+    kind = cn_json_str_member(cfg, "kind");
     if (kind == NULL || strcmp(kind, "language") == 0) {
         rc = 1;
         goto done;
     }
-    id = str_field(cfg, "plugin_id");
-    lib = str_field(cfg, "library");
-    abi = str_field(cfg, "abi");
+    id = cn_json_str_member(cfg, "plugin_id");
+    lib = cn_json_str_member(cfg, "library");
+    abi = cn_json_str_member(cfg, "abi");
     if (cn_backend_kind_parse(kind) == 0) {
         rc = problem(b, "%s: unknown plugin kind '%s' (expected language, embedder, vector-store or lsp)",
                      cfg_path, kind);

@@ -29,6 +29,10 @@ const cn_json_services *cn_host_json_services(void);
  * 0); trailing non-blank text is an error.  Errors set the thread-local
  * error as "<what> is not valid JSON: <reason> at offset N" (CN_EPARSE). */
 int cn_json_parse(const char *text, const char *what, json_object **out);
+/* The string member `key` of o, NULL when absent or not a string. */
+const char *cn_json_str_member(json_object *o, const char *key);
+/* The integer member `key` of o, dflt when absent or not an integer. */
+long long cn_json_int_member(json_object *o, const char *key, long long dflt);
 /* A JSON array of the strings of `v` (NULL: an empty array); NULL on ENOMEM. */
 json_object *cn_json_strv(const cn_strv *v);
 const cn_files_services *cn_host_files_services(void);

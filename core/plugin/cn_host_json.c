@@ -49,6 +49,22 @@ int cn_json_parse(const char *text, const char *what, json_object **out)
     return 0;
 }
 
+const char *cn_json_str_member(json_object *o, const char *key)
+{
+    json_object *v;
+    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
+               ? json_object_get_string(v)
+               : NULL;
+}
+
+long long cn_json_int_member(json_object *o, const char *key, long long dflt)
+{
+    json_object *v;
+    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_int)
+               ? (long long)json_object_get_int64(v)
+               : dflt;
+}
+
 static cn_json *hj_parse(const char *text, cn_error *err)
 {
     json_object *o = NULL;

@@ -1,8 +1,9 @@
 /* JSON-RPC 2.0 messages checked and answered (see cn_jsonrpc.h). */
 #include "cn_jsonrpc.h"
 
+#include "../plugin/cn_host.h"
+
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,56 +119,19 @@ static json_object *handle_batch(call *c, json_object *batch)
     return out;
 }
 
-static json_object *parse(const char *msg, size_t len, char *why, size_t why_len)
-{
-    json_tokener *tok = json_tokener_new();
-    json_object *o;
-    enum json_tokener_error err;
-    size_t end;
-
-    if (tok == NULL) {
-        snprintf(why, why_len, "out of memory");
-        return NULL;
-    }
-    o = json_tokener_parse_ex(tok, msg, (int)len);
-    err = json_tokener_get_error(tok);
-    end = err == json_tokener_success ? json_tokener_get_parse_end(tok) : len;
-    /* a bare number ("42") is only known to have ended at the end of the
-     * input: say so with a NUL */
-    if (err == json_tokener_continue) {
-        o = json_tokener_parse_ex(tok, "", 1);
-        err = json_tokener_get_error(tok);
-        if (err != json_tokener_success) {
-            snprintf(why, why_len, "the JSON text ends early");
-            err = json_tokener_continue;
-        }
-    }
-    if (err != json_tokener_success && err != json_tokener_continue)
-        snprintf(why, why_len, "%s", json_tokener_error_desc(err));
-    else if (err == json_tokener_success && end + strspn(msg + end, " \t\r\n") < len)
-        snprintf(why, why_len, "text follows the JSON value at byte %zu", end);
-    if (o != NULL && (err != json_tokener_success || end + strspn(msg + end, " \t\r\n") < len)) {
-        json_object_put(o);
-        o = NULL;
-    }
-    json_tokener_free(tok);
-    return o;
-}
-
 int cn_rpc_handle(const char *msg, size_t len, bool batches, cn_rpc_handler fn, void *ctx, char **out)
 {
     call c = {fn, ctx, 0};
-    json_object *in, *r;
-    char why[256];
+    json_object *in = NULL, *r;
 
     *out = NULL;
-    if (len > (size_t)INT32_MAX || memchr(msg, '\0', len) != NULL) {
-        r = error_response(NULL, CN_RPC_PARSE_ERROR,
-                           len > (size_t)INT32_MAX ? "parse error: the message is over 2 GiB"
-                                                   : "parse error: the message holds a NUL byte");
-    } else if ((in = parse(msg, len, why, sizeof why)) == NULL) {
-        char text[300];
-        snprintf(text, sizeof text, "parse error: %s", why);
+    if (memchr(msg, '\0', len) != NULL) {
+        r = error_response(NULL, CN_RPC_PARSE_ERROR, "parse error: the message holds a NUL byte");
+    } else if (cn_json_parse(msg, "the message", &in) < 0) {
+        char text[CN_ERROR_MESSAGE_MAX + 16];
+        if (cn_error_last()->code == CN_ENOMEM) return CN_ENOMEM;
+        snprintf(text, sizeof text, "parse error: %s", cn_error_last()->message);
+        cn_error_clear();
         r = error_response(NULL, CN_RPC_PARSE_ERROR, text);
     } else {
         if (!json_object_is_type(in, json_type_array)) r = handle_one(&c, in);

@@ -35,7 +35,8 @@ int cn_rpc_fault_set(cn_rpc_fault *f, int code, const char *fmt, ...) CN_PRINTF(
 typedef int (*cn_rpc_handler)(void *ctx, const char *method, json_object *params, bool notification,
                               json_object **result, cn_rpc_fault *f);
 
-/* Handles the message msg[0, len): *response is the JSON text to send
+/* Handles the message msg[0, len), which msg[len] ends (a NUL there; one
+ * inside is a parse error): *response is the JSON text to send
  * (malloc'd, one line), NULL when none is due.  `batches`: an array of
  * messages is answered with an array (MCP 2025-03-26); otherwise it is an
  * invalid request (LSP).  Returns 0 or CN_ENOMEM. */

@@ -12,6 +12,7 @@
 #include <codenib/codenib.h>
 #include <codenib/version.h>
 
+#include "../plugin/cn_host.h"
 #include "cn_jsonrpc.h"
 #include "cn_served.h"
 
@@ -25,7 +26,7 @@
 #define MAX_FILE (64u << 20)
 
 struct cn_lsp {
-    char *repo, *cache_dir, *indexes;   /* the options, copied */
+    char *cache_dir, *indexes;          /* the options, copied */
     bool no_compile;
     void (*log)(const char *line, void *data);
     void *log_data;
@@ -37,40 +38,42 @@ struct cn_lsp {
     size_t text_len;
 };
 
+/* Opens the served repository (the skills the server answers with only). */
+static int open_served(cn_lsp *s, const char *repo)
+{
+    cn_served_options so;
+    memset(&so, 0, sizeof so);
+    so.repo = repo;
+    so.cache_dir = s->cache_dir;
+    so.indexes = s->indexes;
+    so.no_compile = s->no_compile;
+    so.log = s->log;
+    so.log_data = s->log_data;
+    so.skills = SKILLS;
+    if (cn_served_open(&s->sv, &so, NULL, 0) < 0) return cn_error_last()->code;
+    s->opened = true;
+    return 0;
+}
+
 int cn_lsp_new(const cn_lsp_options *o, cn_lsp **out)
 {
     cn_lsp *s;
+    int rc = 0;
     *out = NULL;
     if (o == NULL) return cn_error_set(CN_EINVAL, "the LSP server needs its options");
     if ((s = calloc(1, sizeof *s)) == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
-    s->repo = cn_strdup(o->repo);
     s->cache_dir = cn_strdup(o->cache_dir);
     s->indexes = cn_strdup(o->indexes);
     s->no_compile = o->no_compile;
     s->log = o->log;
     s->log_data = o->log_data;
-    if ((o->repo && !s->repo) || (o->cache_dir && !s->cache_dir) || (o->indexes && !s->indexes)) {
+    if ((o->cache_dir && !s->cache_dir) || (o->indexes && !s->indexes)) rc = cn_error_set(CN_ENOMEM, "out of memory");
+    /* a repository given on the command line is checked before any
+     * client talks to the server */
+    else if (o->repo != NULL) rc = open_served(s, o->repo);
+    if (rc < 0) {
         cn_lsp_free(s);
-        return cn_error_set(CN_ENOMEM, "out of memory");
-    }
-    if (o->repo != NULL) {
-        /* a repository given on the command line is checked before any
-         * client talks to the server */
-        cn_served_options so;
-        memset(&so, 0, sizeof so);
-        so.repo = o->repo;
-        so.cache_dir = o->cache_dir;
-        so.indexes = o->indexes;
-        so.no_compile = o->no_compile;
-        so.log = o->log;
-        so.log_data = o->log_data;
-        so.skills = SKILLS;
-        if (cn_served_open(&s->sv, &so, NULL, 0) < 0) {
-            int rc = cn_error_last()->code;
-            cn_lsp_free(s);
-            return rc;
-        }
-        s->opened = true;
+        return rc;
     }
     *out = s;
     return 0;
@@ -80,7 +83,6 @@ void cn_lsp_free(cn_lsp *s)
 {
     if (s == NULL) return;
     if (s->opened) cn_served_close(&s->sv);
-    free(s->repo);
     free(s->cache_dir);
     free(s->indexes);
     free(s->text_path);
@@ -100,21 +102,6 @@ bool cn_lsp_shut_down(const cn_lsp *s)
 }
 
 /* ---- lines and positions -------------------------------------------------- */
-
-static const char *str_member(json_object *o, const char *key)
-{
-    json_object *v;
-    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
-               ? json_object_get_string(v)
-               : NULL;
-}
-
-static long long int_member(json_object *o, const char *key, long long dflt)
-{
-    json_object *v;
-    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_int) ? json_object_get_int64(v)
-                                                                                           : dflt;
-}
 
 /* Line `line0` (0-based) of repository file `rel`: *text, *len (borrowed
  * until the next call); false when the file or line is not there. */
@@ -279,9 +266,9 @@ static int position_args(cn_lsp *s, json_object *params, json_object **args, cn_
     *args = NULL;
     json_object_object_get_ex(params, "textDocument", &doc);
     json_object_object_get_ex(params, "position", &pos);
-    uri = str_member(doc, "uri");
-    line = int_member(pos, "line", -1);
-    col = int_member(pos, "character", -1);
+    uri = cn_json_str_member(doc, "uri");
+    line = cn_json_int_member(pos, "line", -1);
+    col = cn_json_int_member(pos, "character", -1);
     if (uri == NULL || line < 0 || col < 0 || line > INT_MAX || col > INT_MAX)
         return cn_rpc_fault_set(f, CN_RPC_INVALID_PARAMS,
                                 "expected textDocument.uri and position {line, character} (integers >= 0)");
@@ -307,8 +294,8 @@ static json_object *nodes_of(json_object *res)
 /* A definition's location: its name on its first line. */
 static json_object *definition_location(cn_lsp *s, json_object *node)
 {
-    const char *file = str_member(node, "file"), *qual = str_member(node, "node_name");
-    long long line0 = int_member(node, "start_line", 1) - 1, b0, b1;
+    const char *file = cn_json_str_member(node, "file"), *qual = cn_json_str_member(node, "node_name");
+    long long line0 = cn_json_int_member(node, "start_line", 1) - 1, b0, b1;
     if (file == NULL || qual == NULL) return NULL;
     name_span(s, file, line0, short_name(qual), &b0, &b1);
     return location(s, file, line0, b0, b1);
@@ -354,9 +341,9 @@ static int references(cn_lsp *s, json_object *params, json_object **out, cn_rpc_
     if ((list = json_object_new_array()) == NULL) rc = CN_ENOMEM;
     for (size_t i = 0; rc == 0 && nodes && i < json_object_array_length(nodes); i++) {
         json_object *n = json_object_array_get_idx(nodes, i), *loc;
-        const char *file = str_member(n, "file"), *written = str_member(n, "written_as");
-        const char *target = str_member(n, "target");
-        long long line = int_member(n, "line", -1), ch = int_member(n, "character", -1);
+        const char *file = cn_json_str_member(n, "file"), *written = cn_json_str_member(n, "written_as");
+        const char *target = cn_json_str_member(n, "target");
+        long long line = cn_json_int_member(n, "line", -1), ch = cn_json_int_member(n, "character", -1);
         size_t width = written ? strlen(written) : target ? strlen(short_name(target)) : 0;
         if (file == NULL || line < 1) continue;
         if (ch < 0) {
@@ -386,7 +373,7 @@ static int symbol_kind(const char *type)
 
 static int workspace_symbol(cn_lsp *s, json_object *params, json_object **out, cn_rpc_fault *f)
 {
-    const char *q = str_member(params, "query");
+    const char *q = cn_json_str_member(params, "query");
     json_object *args, *res, *nodes, *list;
     int rc;
 
@@ -402,7 +389,7 @@ static int workspace_symbol(cn_lsp *s, json_object *params, json_object **out, c
     if ((list = json_object_new_array()) == NULL) rc = CN_ENOMEM;
     for (size_t i = 0; rc == 0 && nodes && i < json_object_array_length(nodes); i++) {
         json_object *n = json_object_array_get_idx(nodes, i), *sym, *loc;
-        const char *qual = str_member(n, "node_name"), *colon;
+        const char *qual = cn_json_str_member(n, "node_name"), *colon;
         if (qual == NULL || (loc = definition_location(s, n)) == NULL) continue;
         if ((sym = json_object_new_object()) == NULL) {
             json_object_put(loc);
@@ -410,7 +397,7 @@ static int workspace_symbol(cn_lsp *s, json_object *params, json_object **out, c
             break;
         }
         json_object_object_add(sym, "name", json_object_new_string(short_name(qual)));
-        json_object_object_add(sym, "kind", json_object_new_int(symbol_kind(str_member(n, "type"))));
+        json_object_object_add(sym, "kind", json_object_new_int(symbol_kind(cn_json_str_member(n, "type"))));
         json_object_object_add(sym, "location", loc);
         /* the class around a method, else the file */
         colon = strrchr(qual, ':');
@@ -433,10 +420,10 @@ static int workspace_symbol(cn_lsp *s, json_object *params, json_object **out, c
 static char *client_root(json_object *params)
 {
     json_object *folders = NULL;
-    const char *uri = str_member(params, "rootUri"), *path = str_member(params, "rootPath");
+    const char *uri = cn_json_str_member(params, "rootUri"), *path = cn_json_str_member(params, "rootPath");
     if (uri == NULL && json_object_object_get_ex(params, "workspaceFolders", &folders) &&
         json_object_is_type(folders, json_type_array) && json_object_array_length(folders) > 0)
-        uri = str_member(json_object_array_get_idx(folders, 0), "uri");
+        uri = cn_json_str_member(json_object_array_get_idx(folders, 0), "uri");
     if (uri != NULL) return cn_lsp_uri_to_path(uri);
     return cn_strdup(path);
 }
@@ -460,29 +447,19 @@ static int initialize(cn_lsp *s, json_object *params, json_object **out, cn_rpc_
 
     if (s->initialized) return cn_rpc_fault_set(f, CN_RPC_INVALID_REQUEST, "initialize was sent already");
     if (!s->opened) {
-        cn_served_options so;
         char *root = client_root(params);
         int rc;
         if (root == NULL)
             return cn_rpc_fault_set(f, CN_RPC_INVALID_PARAMS,
                                     "no repository: the client sent no rootUri, rootPath or workspace folder "
                                     "(a file:// one), and the server was started without --repo");
-        memset(&so, 0, sizeof so);
-        so.repo = root;
-        so.cache_dir = s->cache_dir;
-        so.indexes = s->indexes;
-        so.no_compile = s->no_compile;
-        so.log = s->log;
-        so.log_data = s->log_data;
-        so.skills = SKILLS;
-        rc = cn_served_open(&s->sv, &so, NULL, 0);
+        rc = open_served(s, root);
         free(root);
         if (rc < 0) {
             rc = rc == CN_ENOMEM ? CN_ENOMEM : cn_rpc_fault_set(f, CN_RPC_INVALID_PARAMS, "%s", cn_error_last()->message);
             cn_error_clear();
             return rc;
         }
-        s->opened = true;
     }
     s->utf8 = client_speaks_utf8(params);
     r = json_object_new_object();

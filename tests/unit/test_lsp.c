@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 
 #include "serve/cn_lsp.h"
+#include "jsonq.h"
 #include "tap.h"
 #include "util/cn_util.h"
 
@@ -28,33 +29,6 @@ static json_object *ask(const char *msg)
     if (r == NULL) diag("not JSON: %s", out);
     free(out);
     return r;
-}
-
-static json_object *at(json_object *o, const char *path)
-{
-    char key[64];
-    while (o != NULL && *path) {
-        size_t n = strcspn(path, ".");
-        if (n >= sizeof key) return NULL;
-        memcpy(key, path, n);
-        key[n] = '\0';
-        if (json_object_is_type(o, json_type_array)) o = json_object_array_get_idx(o, (size_t)atoi(key));
-        else if (!json_object_object_get_ex(o, key, &o)) return NULL;
-        path += n + (path[n] == '.');
-    }
-    return o;
-}
-
-static long long int_at(json_object *o, const char *path)
-{
-    json_object *v = at(o, path);
-    return v ? json_object_get_int64(v) : -999999;
-}
-
-static const char *str_at(json_object *o, const char *path)
-{
-    json_object *v = at(o, path);
-    return v ? json_object_get_string(v) : NULL;
 }
 
 /* true when the response's result member is there and JSON null */
@@ -126,14 +100,14 @@ static void test_lifecycle_errors(const char *repo)
         return;
     }
     r = ask("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"textDocument/definition\",\"params\":{}}");
-    is_int(int_at(r, "error.code"), -32002, "a request before initialize: ServerNotInitialized");
+    is_int(jq_int(r, "error.code"), -32002, "a request before initialize: ServerNotInitialized");
     json_object_put(r);
     r = ask("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":{\"capabilities\":{}}}");
-    is_int(int_at(r, "error.code"), -32602, "initialize with no root and no --repo: invalid params");
-    has_str(str_at(r, "error.message"), "--repo", "... saying how to give one");
+    is_int(jq_int(r, "error.code"), -32602, "initialize with no root and no --repo: invalid params");
+    has_str(jq_str(r, "error.message"), "--repo", "... saying how to give one");
     json_object_put(r);
     r = ask("[{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"shutdown\"}]");
-    is_int(int_at(r, "error.code"), -32600, "a batch: not LSP, invalid request");
+    is_int(jq_int(r, "error.code"), -32600, "a batch: not LSP, invalid request");
     json_object_put(r);
     snprintf(msg, sizeof msg,
              "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"initialize\",\"params\":{\"workspaceFolders\":[{\"uri\":"
@@ -141,7 +115,7 @@ static void test_lifecycle_errors(const char *repo)
              "\"utf-16\"]}}}}",
              repo);
     r = ask(msg);
-    is_str(str_at(r, "result.capabilities.positionEncoding"), "utf-8",
+    is_str(jq_str(r, "result.capabilities.positionEncoding"), "utf-8",
            "the repository from a workspace folder; UTF-8 when the client offers it");
     json_object_put(r);
     ask("{\"jsonrpc\":\"2.0\",\"method\":\"exit\"}");
@@ -171,24 +145,24 @@ static void test_navigation(const char *repo, const char *cache)
         return;
     }
     r = ask("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"rootUri\":null,\"capabilities\":{}}}");
-    is_str(str_at(r, "result.capabilities.positionEncoding"), "utf-16", "UTF-16 positions by default");
-    ok(json_object_get_boolean(at(r, "result.capabilities.definitionProvider")) &&
-           json_object_get_boolean(at(r, "result.capabilities.referencesProvider")) &&
-           json_object_get_boolean(at(r, "result.capabilities.workspaceSymbolProvider")),
+    is_str(jq_str(r, "result.capabilities.positionEncoding"), "utf-16", "UTF-16 positions by default");
+    ok(json_object_get_boolean(jq_at(r, "result.capabilities.definitionProvider")) &&
+           json_object_get_boolean(jq_at(r, "result.capabilities.referencesProvider")) &&
+           json_object_get_boolean(jq_at(r, "result.capabilities.workspaceSymbolProvider")),
        "definition, references and workspace symbols are declared");
-    is_int(int_at(r, "result.capabilities.textDocumentSync.change"), 0, "no buffer sync: the disk is read");
+    is_int(jq_int(r, "result.capabilities.textDocumentSync.change"), 0, "no buffer sync: the disk is read");
     json_object_put(r);
     ok(ask("{\"jsonrpc\":\"2.0\",\"method\":\"initialized\",\"params\":{}}") == NULL, "initialized: no answer");
     r = ask("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":{}}");
-    is_int(int_at(r, "error.code"), -32600, "a second initialize: invalid request");
+    is_int(jq_int(r, "error.code"), -32600, "a second initialize: invalid request");
     json_object_put(r);
 
     /* pool.py line 9 (0-based 8): "        self.release()" -> Base.release */
     r = at_pos("textDocument/definition", repo, "pkg/pool.py", 8, 15, NULL);
-    has_str(str_at(r, "result.0.uri"), "/pkg/base.py", "definition of self.release(): in pkg/base.py");
-    is_int(int_at(r, "result.0.range.start.line"), 1, "... on its def line (0-based 1)");
-    is_int(int_at(r, "result.0.range.start.character"), 8, "... at the name 'release'");
-    is_int(int_at(r, "result.0.range.end.character"), 15, "... to its end");
+    has_str(jq_str(r, "result.0.uri"), "/pkg/base.py", "definition of self.release(): in pkg/base.py");
+    is_int(jq_int(r, "result.0.range.start.line"), 1, "... on its def line (0-based 1)");
+    is_int(jq_int(r, "result.0.range.start.character"), 8, "... at the name 'release'");
+    is_int(jq_int(r, "result.0.range.end.character"), 15, "... to its end");
     json_object_put(r);
 
     /* the same call behind non-ASCII text: UTF-16 columns are converted */
@@ -201,18 +175,18 @@ static void test_navigation(const char *repo, const char *cache)
     }
     /* line 5: 8 spaces, s = "é😀"; then self.release(): 'self' at byte 22, UTF-16 column 19 */
     r = at_pos("textDocument/definition", repo, "pkg/uni.py", 5, 19, NULL);
-    has_str(str_at(r, "result.0.uri"), "/pkg/base.py",
+    has_str(jq_str(r, "result.0.uri"), "/pkg/base.py",
             "a UTF-16 column after an é and an emoji lands on self.release (the new file compiled first)");
     json_object_put(r);
     r = at_pos("textDocument/references", repo, "pkg/base.py", 1, 9, ",\"context\":{\"includeDeclaration\":false}");
     {
-        json_object *list = at(r, "result");
+        json_object *list = jq_at(r, "result");
         bool found = false;
         for (size_t i = 0; json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
             json_object *loc = json_object_array_get_idx(list, i);
-            const char *u = str_at(loc, "uri");
-            if (u && strstr(u, "/pkg/uni.py") && int_at(loc, "range.start.line") == 5 &&
-                int_at(loc, "range.start.character") == 19)
+            const char *u = jq_str(loc, "uri");
+            if (u && strstr(u, "/pkg/uni.py") && jq_int(loc, "range.start.line") == 5 &&
+                jq_int(loc, "range.start.character") == 19)
                 found = true;
         }
         ok(found, "references of Base.release include uni.py line 5 at UTF-16 column 19");
@@ -221,13 +195,13 @@ static void test_navigation(const char *repo, const char *cache)
 
     /* pool.py line 12 (0-based 11): "    def _check(self):" */
     r = at_pos("textDocument/references", repo, "pkg/pool.py", 11, 9, ",\"context\":{\"includeDeclaration\":true}");
-    ok(json_object_array_length(at(r, "result")) == 2, "references of _check with its declaration: two");
-    is_int(int_at(r, "result.1.range.start.line"), 9, "... the call on line 10 (0-based 9)");
-    is_int(int_at(r, "result.1.range.start.character"), 15, "... where self._check starts");
-    is_int(int_at(r, "result.1.range.end.character"), 26, "... to its end");
+    ok(json_object_array_length(jq_at(r, "result")) == 2, "references of _check with its declaration: two");
+    is_int(jq_int(r, "result.1.range.start.line"), 9, "... the call on line 10 (0-based 9)");
+    is_int(jq_int(r, "result.1.range.start.character"), 15, "... where self._check starts");
+    is_int(jq_int(r, "result.1.range.end.character"), 26, "... to its end");
     json_object_put(r);
     r = at_pos("textDocument/references", repo, "pkg/pool.py", 11, 9, ",\"context\":{\"includeDeclaration\":false}");
-    ok(json_object_array_length(at(r, "result")) == 1, "without the declaration: one");
+    ok(json_object_array_length(jq_at(r, "result")) == 1, "without the declaration: one");
     json_object_put(r);
 
     r = ask("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"textDocument/definition\",\"params\":{\"textDocument\":"
@@ -239,31 +213,31 @@ static void test_navigation(const char *repo, const char *cache)
              "{\"uri\":\"file://%s/../../etc/passwd\"},\"position\":{\"line\":0,\"character\":0}}}",
              repo);
     r = ask(msg);
-    ok(json_object_is_type(at(r, "result"), json_type_array) && json_object_array_length(at(r, "result")) == 0,
+    ok(json_object_is_type(jq_at(r, "result"), json_type_array) && json_object_array_length(jq_at(r, "result")) == 0,
        "a path that climbs out of the repository: no references");
     json_object_put(r);
     r = ask("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"textDocument/definition\",\"params\":{\"position\":{}}}");
-    is_int(int_at(r, "error.code"), -32602, "a position request without its document: invalid params");
+    is_int(jq_int(r, "error.code"), -32602, "a position request without its document: invalid params");
     json_object_put(r);
     r = at_pos("textDocument/definition", repo, "pkg/pool.py", 500, 0, NULL);
-    is_int(int_at(r, "error.code"), -32803, "a line past the end of the file on disk: RequestFailed");
-    has_str(str_at(r, "error.message"), "past the end of pkg/pool.py", "... saying the disk has fewer lines");
+    is_int(jq_int(r, "error.code"), -32803, "a line past the end of the file on disk: RequestFailed");
+    has_str(jq_str(r, "error.message"), "past the end of pkg/pool.py", "... saying the disk has fewer lines");
     json_object_put(r);
 
     r = ask("{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"workspace/symbol\",\"params\":{\"query\":\"ConnectionPool\"}}");
-    is_str(str_at(r, "result.0.name"), "ConnectionPool", "workspace/symbol finds the class");
-    is_int(int_at(r, "result.0.kind"), 5, "... as a Class");
-    is_int(int_at(r, "result.0.location.range.start.character"), 6, "... located at its name");
+    is_str(jq_str(r, "result.0.name"), "ConnectionPool", "workspace/symbol finds the class");
+    is_int(jq_int(r, "result.0.kind"), 5, "... as a Class");
+    is_int(jq_int(r, "result.0.location.range.start.character"), 6, "... located at its name");
     json_object_put(r);
     r = ask("{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"workspace/symbol\",\"params\":{\"query\":\"_check\"}}");
-    is_str(str_at(r, "result.0.containerName"), "ConnectionPool", "a method's container is its class");
-    is_int(int_at(r, "result.0.kind"), 6, "... and it is a Method");
+    is_str(jq_str(r, "result.0.containerName"), "ConnectionPool", "a method's container is its class");
+    is_int(jq_int(r, "result.0.kind"), 6, "... and it is a Method");
     json_object_put(r);
     r = ask("{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"workspace/symbol\",\"params\":{\"query\":\"\"}}");
-    ok(json_object_array_length(at(r, "result")) == 0, "an empty query: no symbols");
+    ok(json_object_array_length(jq_at(r, "result")) == 0, "an empty query: no symbols");
     json_object_put(r);
     r = ask("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"textDocument/hover\",\"params\":{}}");
-    is_int(int_at(r, "error.code"), -32601, "an unserved method: method not found");
+    is_int(jq_int(r, "error.code"), -32601, "an unserved method: method not found");
     json_object_put(r);
 
     r = ask("{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"shutdown\"}");
@@ -271,7 +245,7 @@ static void test_navigation(const char *repo, const char *cache)
     json_object_put(r);
     ok(cn_lsp_shut_down(srv), "shut down");
     r = at_pos("textDocument/definition", repo, "pkg/pool.py", 8, 15, NULL);
-    is_int(int_at(r, "error.code"), -32600, "a request after shutdown: invalid request");
+    is_int(jq_int(r, "error.code"), -32600, "a request after shutdown: invalid request");
     json_object_put(r);
     ok(!cn_lsp_exited(srv, &status), "not exited before exit");
     ask("{\"jsonrpc\":\"2.0\",\"method\":\"exit\"}");

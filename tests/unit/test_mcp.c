@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 
 #include "serve/cn_mcp.h"
+#include "jsonq.h"
 #include "tap.h"
 #include "util/cn_util.h"
 
@@ -32,40 +33,12 @@ static json_object *ask(const char *msg)
     return r;
 }
 
-/* The member at a dotted path ("error.code", "result.tools"), or NULL. */
-static json_object *at(json_object *o, const char *path)
-{
-    char key[64];
-    while (o != NULL && *path) {
-        size_t n = strcspn(path, ".");
-        if (n >= sizeof key) return NULL;
-        memcpy(key, path, n);
-        key[n] = '\0';
-        if (json_object_is_type(o, json_type_array)) o = json_object_array_get_idx(o, (size_t)atoi(key));
-        else if (!json_object_object_get_ex(o, key, &o)) return NULL;
-        path += n + (path[n] == '.');
-    }
-    return o;
-}
-
-static long long int_at(json_object *o, const char *path)
-{
-    json_object *v = at(o, path);
-    return v ? json_object_get_int64(v) : -999999;
-}
-
-static const char *str_at(json_object *o, const char *path)
-{
-    json_object *v = at(o, path);
-    return v ? json_object_get_string(v) : NULL;
-}
-
 /* The text of a tools/call result, and whether it is an error. */
 static const char *text_of(json_object *r, int *is_error)
 {
-    json_object *e = at(r, "result.isError");
+    json_object *e = jq_at(r, "result.isError");
     *is_error = e ? json_object_get_boolean(e) : -1;
-    return str_at(r, "result.content.0.text");
+    return jq_str(r, "result.content.0.text");
 }
 
 static json_object *call(const char *name, const char *args_json)
@@ -83,48 +56,48 @@ static void test_framing(void)
     char *out = NULL;
 
     r = ask("garbage");
-    is_int(int_at(r, "error.code"), -32700, "not JSON: parse error");
+    is_int(jq_int(r, "error.code"), -32700, "not JSON: parse error");
     {
         json_object *id = (json_object *)1;
         ok(json_object_object_get_ex(r, "id", &id) && id == NULL, "... with a null id");
     }
     json_object_put(r);
     r = ask("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"} {}");
-    is_int(int_at(r, "error.code"), -32700, "text after the JSON value: parse error");
-    has_str(str_at(r, "error.message"), "text follows the JSON value", "... saying so");
+    is_int(jq_int(r, "error.code"), -32700, "text after the JSON value: parse error");
+    has_str(jq_str(r, "error.message"), "unexpected text after the value", "... saying so");
     json_object_put(r);
     r = ask("{\"jsonrpc\":\"2.0\",\"id\":1,");
-    has_str(str_at(r, "error.message"), "ends early", "a message cut short: parse error saying it ends early");
+    has_str(jq_str(r, "error.message"), "unexpected end of data", "a message cut short: parse error saying it ends early");
     json_object_put(r);
     ok(cn_mcp_handle(srv, "{\"a\":\"\0\"}", 9, &out) == 0 && out != NULL && strstr(out, "NUL") != NULL,
        "a NUL byte inside: parse error naming it");
     free(out);
 
     r = ask("42");
-    is_int(int_at(r, "error.code"), -32600, "not an object: invalid request");
+    is_int(jq_int(r, "error.code"), -32600, "not an object: invalid request");
     json_object_put(r);
     r = ask("{\"id\":1,\"method\":\"ping\"}");
-    is_int(int_at(r, "error.code"), -32600, "no jsonrpc member: invalid request");
-    is_int(int_at(r, "id"), 1, "... answered to its id");
+    is_int(jq_int(r, "error.code"), -32600, "no jsonrpc member: invalid request");
+    is_int(jq_int(r, "id"), 1, "... answered to its id");
     json_object_put(r);
     r = ask("{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"ping\"}");
-    has_str(str_at(r, "error.message"), "\"2.0\"", "jsonrpc 1.0: refused, asking for 2.0");
+    has_str(jq_str(r, "error.message"), "\"2.0\"", "jsonrpc 1.0: refused, asking for 2.0");
     json_object_put(r);
     r = ask("{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}");
-    is_int(int_at(r, "error.code"), -32600, "a null id: invalid request (MCP ids are strings or integers)");
+    is_int(jq_int(r, "error.code"), -32600, "a null id: invalid request (MCP ids are strings or integers)");
     json_object_put(r);
     r = ask("{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}");
-    is_int(int_at(r, "error.code"), -32600, "a fractional id: invalid request");
+    is_int(jq_int(r, "error.code"), -32600, "a fractional id: invalid request");
     json_object_put(r);
     r = ask("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":7}");
-    is_int(int_at(r, "error.code"), -32600, "a method that is not a string: invalid request");
+    is_int(jq_int(r, "error.code"), -32600, "a method that is not a string: invalid request");
     json_object_put(r);
     r = ask("{\"jsonrpc\":\"2.0\",\"id\":\"abc\",\"method\":\"ping\",\"params\":[1]}");
-    is_int(int_at(r, "error.code"), -32602, "params as an array: invalid params");
-    is_str(str_at(r, "id"), "abc", "... answered to a string id");
+    is_int(jq_int(r, "error.code"), -32602, "params as an array: invalid params");
+    is_str(jq_str(r, "id"), "abc", "... answered to a string id");
     json_object_put(r);
     r = ask("{\"jsonrpc\":\"2.0\",\"id\":1}");
-    is_int(int_at(r, "error.code"), -32600, "no method, no result: invalid request");
+    is_int(jq_int(r, "error.code"), -32600, "no method, no result: invalid request");
     json_object_put(r);
 
     ok(ask("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}") == NULL, "a notification: no answer");
@@ -132,11 +105,11 @@ static void test_framing(void)
        "an unknown notification: no answer either");
     ok(ask("{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{}}") == NULL, "a response from the client: no answer");
     r = ask("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/list\"}");
-    is_int(int_at(r, "error.code"), -32601, "an unserved method: method not found");
-    has_str(str_at(r, "error.message"), "resources/list", "... naming it");
+    is_int(jq_int(r, "error.code"), -32601, "an unserved method: method not found");
+    has_str(jq_str(r, "error.message"), "resources/list", "... naming it");
     json_object_put(r);
     r = ask("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\"}");
-    ok(json_object_is_type(at(r, "result"), json_type_object) && json_object_object_length(at(r, "result")) == 0,
+    ok(json_object_is_type(jq_at(r, "result"), json_type_object) && json_object_object_length(jq_at(r, "result")) == 0,
        "ping: an empty result");
     json_object_put(r);
 }
@@ -148,18 +121,18 @@ static void test_lifecycle(void)
     ok(!cn_mcp_initialized(srv), "not initialized before initialize");
     r = ask("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-03-26\","
             "\"capabilities\":{},\"clientInfo\":{\"name\":\"test\",\"version\":\"1\"}}}");
-    is_str(str_at(r, "result.protocolVersion"), "2025-03-26", "a supported protocol version is kept");
-    is_str(str_at(r, "result.serverInfo.name"), "codenib", "serverInfo names codenib");
-    ok(at(r, "result.capabilities.tools") != NULL, "the tools capability is declared");
-    ok(at(r, "result.capabilities.resources") == NULL, "... and nothing the server does not serve");
-    has_str(str_at(r, "result.instructions"), "locate", "the instructions point to locate");
+    is_str(jq_str(r, "result.protocolVersion"), "2025-03-26", "a supported protocol version is kept");
+    is_str(jq_str(r, "result.serverInfo.name"), "codenib", "serverInfo names codenib");
+    ok(jq_at(r, "result.capabilities.tools") != NULL, "the tools capability is declared");
+    ok(jq_at(r, "result.capabilities.resources") == NULL, "... and nothing the server does not serve");
+    has_str(jq_str(r, "result.instructions"), "locate", "the instructions point to locate");
     ok(cn_mcp_initialized(srv), "initialized after it");
     json_object_put(r);
     r = ask("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"1999-01-01\"}}");
-    is_str(str_at(r, "result.protocolVersion"), "2025-11-25", "an unknown version: the newest is offered");
+    is_str(jq_str(r, "result.protocolVersion"), "2025-11-25", "an unknown version: the newest is offered");
     json_object_put(r);
     r = ask("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"initialize\",\"params\":{}}");
-    is_int(int_at(r, "error.code"), -32602, "initialize without protocolVersion: invalid params");
+    is_int(jq_int(r, "error.code"), -32602, "initialize without protocolVersion: invalid params");
     json_object_put(r);
 }
 
@@ -170,12 +143,12 @@ static void test_batch(void)
             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"nope\"},17]");
     ok(json_object_is_type(r, json_type_array) && json_object_array_length(r) == 3,
        "a batch: one answer per request, none for the notification");
-    is_int(int_at(r, "0.id"), 1, "... in order: the ping");
-    is_int(int_at(r, "1.error.code"), -32601, "... the unknown method");
-    is_int(int_at(r, "2.error.code"), -32600, "... the element that is no message");
+    is_int(jq_int(r, "0.id"), 1, "... in order: the ping");
+    is_int(jq_int(r, "1.error.code"), -32601, "... the unknown method");
+    is_int(jq_int(r, "2.error.code"), -32600, "... the element that is no message");
     json_object_put(r);
     r = ask("[]");
-    is_int(int_at(r, "error.code"), -32600, "an empty batch: invalid request");
+    is_int(jq_int(r, "error.code"), -32600, "an empty batch: invalid request");
     json_object_put(r);
     ok(ask("[{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}]") == NULL,
        "a batch of notifications: no answer");
@@ -184,13 +157,13 @@ static void test_batch(void)
 static bool listed(json_object *tools, const char *name)
 {
     for (size_t i = 0; i < json_object_array_length(tools); i++)
-        if (strcmp(str_at(json_object_array_get_idx(tools, i), "name"), name) == 0) return true;
+        if (strcmp(jq_str(json_object_array_get_idx(tools, i), "name"), name) == 0) return true;
     return false;
 }
 
 static void test_tools(const char *repo)
 {
-    json_object *r = ask("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}"), *tools = at(r, "result.tools");
+    json_object *r = ask("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}"), *tools = jq_at(r, "result.tools");
     const char *t;
     int err;
     char path[4096];
@@ -204,7 +177,7 @@ static void test_tools(const char *repo)
        "the skills are offered");
     ok(!listed(tools, "embedding_search"), "a skill whose index is missing is not (no vectors compiled)");
     ok(!listed(tools, "llm_rerank"), "nor one that needs a model the server was not given");
-    is_str(str_at(tools, "0.inputSchema.type"), "object", "every tool has an inputSchema object");
+    is_str(jq_str(tools, "0.inputSchema.type"), "object", "every tool has an inputSchema object");
     json_object_put(r);
 
     r = call("locate", "{\"question\":\"ConnectionPool.get fails in _check when size is an int\"}");
@@ -219,13 +192,13 @@ static void test_tools(const char *repo)
     ok(t && strstr(t, "Files: pkg/pool.py\n") != NULL, "locate max_files 1: one file");
     json_object_put(r);
     r = call("locate", "{}");
-    is_int(int_at(r, "error.code"), -32602, "locate without a question: invalid params");
+    is_int(jq_int(r, "error.code"), -32602, "locate without a question: invalid params");
     json_object_put(r);
     r = call("locate", "{\"question\":\"x\",\"max_files\":0}");
-    has_str(str_at(r, "error.message"), "max_files must be an integer from 1 to 50", "max_files 0: refused with the range");
+    has_str(jq_str(r, "error.message"), "max_files must be an integer from 1 to 50", "max_files 0: refused with the range");
     json_object_put(r);
     r = call("locate", "{\"question\":\"x\",\"top\":3}");
-    has_str(str_at(r, "error.message"), "not 'top'", "an unknown argument: refused, named");
+    has_str(jq_str(r, "error.message"), "not 'top'", "an unknown argument: refused, named");
     json_object_put(r);
     r = call("locate", "{\"question\":\"   \"}");
     t = text_of(r, &err);
@@ -263,14 +236,14 @@ static void test_tools(const char *repo)
     json_object_put(r);
 
     r = call("no_such_tool", "{}");
-    is_int(int_at(r, "error.code"), -32602, "an unknown tool: invalid params");
-    has_str(str_at(r, "error.message"), "no_such_tool", "... naming it");
+    is_int(jq_int(r, "error.code"), -32602, "an unknown tool: invalid params");
+    has_str(jq_str(r, "error.message"), "no_such_tool", "... naming it");
     json_object_put(r);
     r = call("read", "[1]");
-    is_int(int_at(r, "error.code"), -32602, "arguments that are not an object: invalid params");
+    is_int(jq_int(r, "error.code"), -32602, "arguments that are not an object: invalid params");
     json_object_put(r);
     r = ask("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{}}");
-    has_str(str_at(r, "error.message"), "params.name", "tools/call without a name: says what is missing");
+    has_str(jq_str(r, "error.message"), "params.name", "tools/call without a name: says what is missing");
     json_object_put(r);
     r = ask("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"glob\"}}");
     t = text_of(r, &err);
@@ -347,16 +320,16 @@ static void test_options(const char *repo, const char *cache)
     ok(err == 0 && t && strstr(t, "pkg/pool.py") != NULL, "a damaged index is compiled again and served");
     json_object_put(r);
     r = ask("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
-    ok(listed(at(r, "result.tools"), "bm25_search") && !listed(at(r, "result.tools"), "find_callers"),
+    ok(listed(jq_at(r, "result.tools"), "bm25_search") && !listed(jq_at(r, "result.tools"), "find_callers"),
        "--skills: only those skills are offered");
-    ok(listed(at(r, "result.tools"), "locate") && listed(at(r, "result.tools"), "bash"),
+    ok(listed(jq_at(r, "result.tools"), "locate") && listed(jq_at(r, "result.tools"), "bash"),
        "locate stays, and bash is offered when enabled");
     json_object_put(r);
     r = call("find_callers", "{\"symbol\":\"x\"}");
-    has_str(str_at(r, "error.message"), "not offered", "a skill left out by --skills: not offered");
+    has_str(jq_str(r, "error.message"), "not offered", "a skill left out by --skills: not offered");
     json_object_put(r);
     r = call("bash", "{\"command\":\"echo from-bash\"}");
-    has_str(str_at(r, "result.content.0.text"), "from-bash", "bash runs when enabled");
+    has_str(jq_str(r, "result.content.0.text"), "from-bash", "bash runs when enabled");
     json_object_put(r);
     cn_mcp_free(srv);
 
@@ -370,7 +343,7 @@ static void test_options(const char *repo, const char *cache)
         return;
     }
     r = call("bm25_search", "{\"query\":\"pool\"}");
-    has_str(str_at(r, "result.content.0.text"), "does not compile (--no-compile)",
+    has_str(jq_str(r, "result.content.0.text"), "does not compile (--no-compile)",
             "--no-compile without an index: the call says to compile");
     json_object_put(r);
     cn_mcp_free(srv);
