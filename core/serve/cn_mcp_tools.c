@@ -42,45 +42,46 @@ static json_object *mcp_tool(json_object *openai, bool read_only)
     if (json_object_object_get_ex(fn, "name", &v)) json_object_object_add(t, "name", json_object_get(v));
     if (json_object_object_get_ex(fn, "description", &v)) json_object_object_add(t, "description", json_object_get(v));
     if (json_object_object_get_ex(fn, "parameters", &v)) json_object_object_add(t, "inputSchema", json_object_get(v));
+    /* what a client may show or auto-approve: none of them writes but bash */
     if ((ann = json_object_new_object()) != NULL) {
         json_object_object_add(ann, "readOnlyHint", json_object_new_boolean(read_only));
-        json_object_object_add(ann, "openWorldHint", json_object_new_boolean(0));
         json_object_object_add(t, "annotations", ann);
     }
     return t;
 }
 
+/* Takes `openai` (NULL: out of memory). */
 static int add_tool(json_object *list, json_object *openai, bool read_only)
 {
-    json_object *t = mcp_tool(openai, read_only);
+    json_object *t = openai ? mcp_tool(openai, read_only) : NULL;
     json_object_put(openai);
     if (t == NULL) return CN_ENOMEM;
     json_object_array_add(list, t);
     return 0;
 }
 
+/* locate, in the shape the skills describe themselves in */
 static json_object *locate_tool(void)
 {
-    json_object *t = json_object_new_object(), *ann = json_object_new_object();
+    json_object *t = json_object_new_object(), *fn = json_object_new_object();
     json_object *schema = json_tokener_parse(locate_schema);
-    if (t == NULL || ann == NULL || schema == NULL) {
+    if (t == NULL || fn == NULL || schema == NULL) {
         json_object_put(t);
-        json_object_put(ann);
+        json_object_put(fn);
         json_object_put(schema);
         return NULL;
     }
-    json_object_object_add(t, "name", json_object_new_string(CN_MCP_LOCATE));
-    json_object_object_add(t, "description", json_object_new_string(locate_description));
-    json_object_object_add(t, "inputSchema", schema);
-    json_object_object_add(ann, "readOnlyHint", json_object_new_boolean(1));
-    json_object_object_add(ann, "openWorldHint", json_object_new_boolean(0));
-    json_object_object_add(t, "annotations", ann);
+    json_object_object_add(fn, "name", json_object_new_string(CN_MCP_LOCATE));
+    json_object_object_add(fn, "description", json_object_new_string(locate_description));
+    json_object_object_add(fn, "parameters", schema);
+    json_object_object_add(t, "type", json_object_new_string("function"));
+    json_object_object_add(t, "function", fn);
     return t;
 }
 
 json_object *cn_mcp__tools_list(cn_mcp *s)
 {
-    json_object *list = json_object_new_array(), *skills, *out, *t;
+    json_object *list = json_object_new_array(), *skills, *out;
     int rc = list ? 0 : CN_ENOMEM;
 
     /* Without an index the skills are listed all the same: a call then
@@ -90,7 +91,7 @@ json_object *cn_mcp__tools_list(cn_mcp *s)
         cn_served_log(&s->sv, "%s", cn_error_last()->message);
         cn_error_clear();
     }
-    if (rc == 0) rc = (t = locate_tool()) ? (json_object_array_add(list, t), 0) : CN_ENOMEM;
+    if (rc == 0) rc = add_tool(list, locate_tool(), true);
     for (size_t i = 0; rc == 0 && cn_default_tool_names[i]; i++)
         if (strcmp(cn_default_tool_names[i], "bash") != 0 || s->tools.bash_enabled)
             rc = add_tool(list, cn_tool_schema(cn_default_tool_names[i]),
