@@ -18,7 +18,7 @@ static void lsp_usage(FILE *f)
     fputs("usage: codenib lsp [--repo DIR] [--cache-dir D] [--index LIST] [--no-compile] [--quiet]\n"
           "\n"
           "A language server on standard input and output for an editor: go to\n"
-          "definition, find references and workspace symbols, answered from\n"
+          "definition, find references, workspace and document symbols, answered from\n"
           "codenib's static index of the repository (every language it compiles).\n"
           "The index is compiled on the first request and compiled again (only what\n"
           "changed) when files on disk changed; unsaved buffers are not read.\n"

@@ -10,8 +10,12 @@
 #include <string.h>
 
 #include <codenib/codenib.h>
+#include <codenib/index.h>
+#include <codenib/lang.h>
 #include <codenib/version.h>
 
+#include "../index/cn_index.h"
+#include "../index/cn_nodes.h"
 #include "../plugin/cn_host.h"
 #include "cn_jsonrpc.h"
 #include "cn_served.h"
@@ -36,6 +40,7 @@ struct cn_lsp {
     /* the file whose lines a request reads, kept for the next position */
     char *text_path, *text;
     size_t text_len;
+    size_t *line_starts, n_lines;       /* where each of its lines starts */
 };
 
 /* Opens the served repository (the skills the server answers with only). */
@@ -87,6 +92,7 @@ void cn_lsp_free(cn_lsp *s)
     free(s->indexes);
     free(s->text_path);
     free(s->text);
+    free(s->line_starts);
     free(s);
 }
 
@@ -103,36 +109,49 @@ bool cn_lsp_shut_down(const cn_lsp *s)
 
 /* ---- lines and positions -------------------------------------------------- */
 
+/* Loads repository file `rel` as the one whose lines are read, with the
+ * offset of each line's start (a document's outline reads thousands). */
+static bool load_text(cn_lsp *s, const char *rel)
+{
+    char *path;
+    size_t n = 1;
+    if (s->text_path != NULL && strcmp(s->text_path, rel) == 0) return true;
+    free(s->text_path);
+    free(s->text);
+    free(s->line_starts);
+    s->text_path = s->text = NULL;
+    s->line_starts = NULL;
+    s->text_len = s->n_lines = 0;
+    path = cn_path_join(s->sv.repo, rel);
+    if (path == NULL || cn_file_read(path, MAX_FILE, &s->text, &s->text_len) < 0) {
+        cn_error_clear();
+        free(path);
+        return false;
+    }
+    free(path);
+    for (const char *p = s->text; (p = memchr(p, '\n', (size_t)(s->text + s->text_len - p))) != NULL; p++) n++;
+    if ((s->line_starts = malloc(n * sizeof *s->line_starts)) == NULL || (s->text_path = cn_strdup(rel)) == NULL) {
+        free(s->line_starts);
+        s->line_starts = NULL;
+        return false;
+    }
+    s->line_starts[s->n_lines++] = 0;
+    for (size_t i = 0; i < s->text_len; i++)
+        if (s->text[i] == '\n') s->line_starts[s->n_lines++] = i + 1;
+    return true;
+}
+
 /* Line `line0` (0-based) of repository file `rel`: *text, *len (borrowed
- * until the next call); false when the file or line is not there. */
+ * until another file is read); false when the file or line is not there. */
 static bool line_of(cn_lsp *s, const char *rel, long long line0, const char **text, size_t *len)
 {
-    const char *p, *end, *nl;
-    if (s->text_path == NULL || strcmp(s->text_path, rel) != 0) {
-        char *path = cn_path_join(s->sv.repo, rel);
-        free(s->text_path);
-        free(s->text);
-        s->text_path = s->text = NULL;
-        s->text_len = 0;
-        if (path == NULL || cn_file_read(path, MAX_FILE, &s->text, &s->text_len) < 0) {
-            cn_error_clear();
-            free(path);
-            return false;
-        }
-        free(path);
-        s->text_path = cn_strdup(rel);
-    }
-    p = s->text;
-    end = s->text + s->text_len;
-    for (long long k = 0; k < line0 && p < end; k++) {
-        if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL) return false;
-        p = nl + 1;
-    }
-    if (line0 < 0 || p > end) return false;
-    nl = memchr(p, '\n', (size_t)(end - p));
-    *text = p;
-    *len = (size_t)((nl ? nl : end) - p);
-    if (*len > 0 && p[*len - 1] == '\r') (*len)--;
+    size_t start, end;
+    if (line0 < 0 || !load_text(s, rel) || (size_t)line0 >= s->n_lines) return false;
+    start = s->line_starts[line0];
+    end = (size_t)line0 + 1 < s->n_lines ? s->line_starts[line0 + 1] - 1 : s->text_len;
+    *text = s->text + start;
+    *len = end - start;
+    if (*len > 0 && (*text)[*len - 1] == '\r') (*len)--;
     return true;
 }
 
@@ -170,28 +189,37 @@ static char *relative_path(const cn_lsp *s, const char *uri)
     return rel;
 }
 
-/* {"uri", "range": {"start": {line, character}, "end": ...}} for a span on
- * one line, given in bytes. */
-static json_object *location(cn_lsp *s, const char *rel, long long line0, long long b0, long long b1)
+/* {"start": {line, character}, "end": ...} of a span given in bytes */
+static json_object *range_of(cn_lsp *s, const char *rel, long long l0, long long b0, long long l1, long long b1)
 {
-    json_object *loc = json_object_new_object(), *range = json_object_new_object();
-    json_object *start = json_object_new_object(), *end = json_object_new_object();
-    char *abs = cn_path_join(s->sv.repo, rel), *uri = abs ? cn_lsp_path_to_uri(abs) : NULL;
-    if (loc == NULL || range == NULL || start == NULL || end == NULL || uri == NULL) {
-        json_object_put(loc);
+    json_object *range = json_object_new_object(), *start = json_object_new_object(), *end = json_object_new_object();
+    if (range == NULL || start == NULL || end == NULL) {
         json_object_put(range);
         json_object_put(start);
         json_object_put(end);
+        return NULL;
+    }
+    json_object_object_add(start, "line", json_object_new_int64(l0));
+    json_object_object_add(start, "character", json_object_new_int64(to_client(s, rel, l0, b0)));
+    json_object_object_add(end, "line", json_object_new_int64(l1));
+    json_object_object_add(end, "character", json_object_new_int64(to_client(s, rel, l1, b1)));
+    json_object_object_add(range, "start", start);
+    json_object_object_add(range, "end", end);
+    return range;
+}
+
+/* {"uri", "range"} for a span on one line, given in bytes. */
+static json_object *location(cn_lsp *s, const char *rel, long long line0, long long b0, long long b1)
+{
+    json_object *loc = json_object_new_object(), *range = range_of(s, rel, line0, b0, line0, b1);
+    char *abs = cn_path_join(s->sv.repo, rel), *uri = abs ? cn_lsp_path_to_uri(abs) : NULL;
+    if (loc == NULL || range == NULL || uri == NULL) {
+        json_object_put(loc);
+        json_object_put(range);
         free(abs);
         free(uri);
         return NULL;
     }
-    json_object_object_add(start, "line", json_object_new_int64(line0));
-    json_object_object_add(start, "character", json_object_new_int64(to_client(s, rel, line0, b0)));
-    json_object_object_add(end, "line", json_object_new_int64(line0));
-    json_object_object_add(end, "character", json_object_new_int64(to_client(s, rel, line0, b1)));
-    json_object_object_add(range, "start", start);
-    json_object_object_add(range, "end", end);
     json_object_object_add(loc, "uri", json_object_new_string(uri));
     json_object_object_add(loc, "range", range);
     free(abs);
@@ -413,6 +441,88 @@ static int workspace_symbol(cn_lsp *s, json_object *params, json_object **out, c
     return rc;
 }
 
+/* A DocumentSymbol: the node's whole lines, its name selected. */
+static json_object *document_symbol(cn_lsp *s, const cn_node_info *n)
+{
+    json_object *sym = json_object_new_object(), *range, *sel, *children = json_object_new_array();
+    const char *t;
+    size_t len = 0;
+    long long b0, b1;
+    if (!line_of(s, n->path, n->end_line, &t, &len)) len = 0;
+    range = range_of(s, n->path, n->start_line, 0, n->end_line, (long long)len);
+    name_span(s, n->path, n->start_line, n->name, &b0, &b1);
+    sel = range_of(s, n->path, n->start_line, b0, n->start_line, b1);
+    if (sym == NULL || range == NULL || sel == NULL || children == NULL) {
+        json_object_put(sym);
+        json_object_put(range);
+        json_object_put(sel);
+        json_object_put(children);
+        return NULL;
+    }
+    json_object_object_add(sym, "name", json_object_new_string(n->name));
+    json_object_object_add(sym, "kind", json_object_new_int(symbol_kind(cn_node_kind_name(n->kind))));
+    json_object_object_add(sym, "range", range);
+    json_object_object_add(sym, "selectionRange", sel);
+    json_object_object_add(sym, "children", children);
+    return sym;
+}
+
+/* The outline of a file: its nodes (a file's nodes follow its file node
+ * in the index, each after its parent), nested by parent. */
+static int document_symbols(cn_lsp *s, json_object *params, json_object **out, cn_rpc_fault *f)
+{
+    const cn_index_services *I = cn_host_index_services();
+    json_object *doc = NULL, *top, *by_id;
+    const char *uri;
+    char *rel;
+    uint32_t file_id, count;
+    cn_error err;
+    int rc = 0;
+
+    json_object_object_get_ex(params, "textDocument", &doc);
+    if ((uri = cn_json_str_member(doc, "uri")) == NULL)
+        return cn_rpc_fault_set(f, CN_RPC_INVALID_PARAMS, "textDocument/documentSymbol needs textDocument.uri");
+    if ((rel = relative_path(s, uri)) == NULL) return (*out = json_object_new_array()) ? 0 : CN_ENOMEM;
+    if (cn_served_refresh(&s->sv) < 0 || s->sv.reg->index == NULL) {
+        rc = cn_rpc_fault_set(f, LSP_REQUEST_FAILED, "%s",
+                              cn_error_last()->message[0] ? cn_error_last()->message : "no index to read");
+        cn_error_clear();
+        free(rel);
+        return rc;
+    }
+    top = json_object_new_array();
+    by_id = json_object_new_object();
+    if (top == NULL || by_id == NULL) rc = CN_ENOMEM;
+    count = I->node_count(s->sv.reg->index);
+    if (rc == 0 && I->node_by_qualname(s->sv.reg->index, rel, &file_id, &err) == 0) {
+        for (uint32_t id = file_id + 1; rc == 0 && id < count; id++) {
+            cn_node_info n;
+            json_object *sym, *parent = NULL, *children = NULL;
+            char key[16];
+            n.struct_size = sizeof n;
+            if (I->node(s->sv.reg->index, id, &n, &err) < 0 || strcmp(n.path, rel) != 0) break;
+            if (n.kind == CN_NODE_BLOCK) continue;   /* statements, not a symbol */
+            if ((sym = document_symbol(s, &n)) == NULL) {
+                rc = CN_ENOMEM;
+                break;
+            }
+            snprintf(key, sizeof key, "%lld", (long long)n.parent);
+            if (json_object_object_get_ex(by_id, key, &parent)) json_object_object_get_ex(parent, "children", &children);
+            json_object_array_add(children ? children : top, sym);
+            snprintf(key, sizeof key, "%u", id);
+            json_object_object_add(by_id, key, json_object_get(sym));
+        }
+    }
+    json_object_put(by_id);
+    free(rel);
+    if (rc < 0) {
+        json_object_put(top);
+        return rc;
+    }
+    *out = top;
+    return 0;
+}
+
 /* ---- lifecycle ---------------------------------------------------------- */
 
 /* The repository the client opened: rootUri, rootPath or its first
@@ -481,6 +591,7 @@ static int initialize(cn_lsp *s, json_object *params, json_object **out, cn_rpc_
     json_object_object_add(caps, "definitionProvider", json_object_new_boolean(1));
     json_object_object_add(caps, "referencesProvider", json_object_new_boolean(1));
     json_object_object_add(caps, "workspaceSymbolProvider", json_object_new_boolean(1));
+    json_object_object_add(caps, "documentSymbolProvider", json_object_new_boolean(1));
     json_object_object_add(info, "name", json_object_new_string("codenib"));
     json_object_object_add(info, "version", json_object_new_string(CN_VERSION_STRING));
     json_object_object_add(r, "capabilities", caps);
@@ -516,9 +627,10 @@ static int handler(void *ctx, const char *method, json_object *params, bool noti
     if (strcmp(method, "textDocument/definition") == 0) return definition(s, params, r, f);
     if (strcmp(method, "textDocument/references") == 0) return references(s, params, r, f);
     if (strcmp(method, "workspace/symbol") == 0) return workspace_symbol(s, params, r, f);
+    if (strcmp(method, "textDocument/documentSymbol") == 0) return document_symbols(s, params, r, f);
     return cn_rpc_fault_set(f, CN_RPC_METHOD_NOT_FOUND,
                             "method '%s' is not served here (codenib serves textDocument/definition, "
-                            "textDocument/references and workspace/symbol)",
+                            "textDocument/references, textDocument/documentSymbol and workspace/symbol)",
                             method);
 }
 

@@ -1,8 +1,8 @@
-/* The LSP server: go-to-definition, find-references and workspace symbols
- * for an editor, answered from the static index (the lsp_definition and
- * lsp_references skills and the node table), which is brought up to date
- * with the files on disk before each request.  Unsaved editor buffers are
- * not read: the server declares no text synchronisation.
+/* The LSP server: go-to-definition, find-references, workspace symbols and
+ * a file's outline for an editor, answered from the static index (the
+ * lsp_definition and lsp_references skills and the node table), which is
+ * brought up to date with the files on disk before each request.  Unsaved
+ * editor buffers are not read: the server declares no text synchronisation.
  *
  * Transport-free like the MCP server: the caller hands over one message
  * body at a time (`codenib lsp` frames them with Content-Length headers

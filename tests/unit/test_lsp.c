@@ -133,7 +133,7 @@ static void test_navigation(const char *repo, const char *cache)
     cn_lsp_options o;
     json_object *r;
     int status = -1;
-    char msg[4096], path[4096];
+    char msg[8192], path[4096];
     FILE *f;
 
     memset(&o, 0, sizeof o);
@@ -148,8 +148,9 @@ static void test_navigation(const char *repo, const char *cache)
     is_str(jq_str(r, "result.capabilities.positionEncoding"), "utf-16", "UTF-16 positions by default");
     ok(json_object_get_boolean(jq_at(r, "result.capabilities.definitionProvider")) &&
            json_object_get_boolean(jq_at(r, "result.capabilities.referencesProvider")) &&
-           json_object_get_boolean(jq_at(r, "result.capabilities.workspaceSymbolProvider")),
-       "definition, references and workspace symbols are declared");
+           json_object_get_boolean(jq_at(r, "result.capabilities.workspaceSymbolProvider")) &&
+           json_object_get_boolean(jq_at(r, "result.capabilities.documentSymbolProvider")),
+       "definition, references, workspace and document symbols are declared");
     is_int(jq_int(r, "result.capabilities.textDocumentSync.change"), 0, "no buffer sync: the disk is read");
     json_object_put(r);
     ok(ask("{\"jsonrpc\":\"2.0\",\"method\":\"initialized\",\"params\":{}}") == NULL, "initialized: no answer");
@@ -235,6 +236,24 @@ static void test_navigation(const char *repo, const char *cache)
     json_object_put(r);
     r = ask("{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"workspace/symbol\",\"params\":{\"query\":\"\"}}");
     ok(json_object_array_length(jq_at(r, "result")) == 0, "an empty query: no symbols");
+    json_object_put(r);
+    snprintf(msg, sizeof msg,
+             "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"textDocument/documentSymbol\",\"params\":"
+             "{\"textDocument\":{\"uri\":\"%s\"}}}",
+             uri_of(repo, "pkg/pool.py"));
+    r = ask(msg);
+    is_str(jq_str(r, "result.0.name"), "ConnectionPool", "documentSymbol: the class first");
+    is_int(jq_int(r, "result.0.kind"), 5, "... a Class");
+    is_int(jq_int(r, "result.0.range.start.line"), 3, "... its range from its first line");
+    is_int(jq_int(r, "result.0.range.end.line"), 12, "... to its last");
+    is_int(jq_int(r, "result.0.selectionRange.start.character"), 6, "... its name selected");
+    ok(json_object_array_length(jq_at(r, "result.0.children")) == 3, "... with its three methods as children");
+    is_str(jq_str(r, "result.0.children.2.name"), "_check", "... in order");
+    is_int(jq_int(r, "result.0.children.2.kind"), 6, "... as Methods");
+    json_object_put(r);
+    r = ask("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"textDocument/documentSymbol\",\"params\":"
+            "{\"textDocument\":{\"uri\":\"file:///etc/hosts\"}}}");
+    ok(json_object_array_length(jq_at(r, "result")) == 0, "documentSymbol outside the repository: none");
     json_object_put(r);
     r = ask("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"textDocument/hover\",\"params\":{}}");
     is_int(jq_int(r, "error.code"), -32601, "an unserved method: method not found");
