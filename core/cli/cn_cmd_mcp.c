@@ -1,4 +1,4 @@
-/* `codenib mcp`: the MCP server (core/mcp/) over stdio -- one JSON-RPC
+/* `codenib mcp`: the MCP server (core/serve/cn_mcp.c) over stdio -- one JSON-RPC
  * message a line in, one a line out, the log on standard error. */
 #include <errno.h>
 #include <stdio.h>

@@ -483,10 +483,13 @@ static int document_symbols(cn_lsp *s, json_object *params, json_object **out, c
     if ((uri = cn_json_str_member(doc, "uri")) == NULL)
         return cn_rpc_fault_set(f, CN_RPC_INVALID_PARAMS, "textDocument/documentSymbol needs textDocument.uri");
     if ((rel = relative_path(s, uri)) == NULL) return (*out = json_object_new_array()) ? 0 : CN_ENOMEM;
-    if (cn_served_refresh(&s->sv) < 0 || s->sv.reg->index == NULL) {
-        rc = cn_rpc_fault_set(f, LSP_REQUEST_FAILED, "%s",
-                              cn_error_last()->message[0] ? cn_error_last()->message : "no index to read");
+    if (cn_served_refresh(&s->sv) < 0) {
+        rc = cn_rpc_fault_set(f, LSP_REQUEST_FAILED, "%s", cn_error_last()->message);
         cn_error_clear();
+    } else if (s->sv.reg->index == NULL) {
+        rc = cn_rpc_fault_set(f, LSP_REQUEST_FAILED, "%s has no index to read", s->sv.repo);
+    }
+    if (rc != 0) {
         free(rel);
         return rc;
     }

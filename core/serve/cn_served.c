@@ -50,13 +50,13 @@ static int set_allow(cn_served *s, const char *csv)
     for (size_t i = 0; rc == 0 && i < ids.len; i++) {
         const cn_skill_entry *e = cn_registry_find(s->reg, ids.items[i]);
         if (e == NULL)
-            rc = cn_error_set(CN_ENOTFOUND, "--skills: there is no skill '%s' (`codenib skills list` names them)",
+            rc = cn_error_set(CN_ENOTFOUND, "there is no skill '%s' (`codenib skills list` names them)",
                               ids.items[i]);
         else if (e->state == CN_STATE_FAILED)
-            rc = cn_error_set(CN_ELOAD, "--skills: skill '%s' cannot be used: %s", e->id,
+            rc = cn_error_set(CN_ELOAD, "skill '%s' cannot be used: %s", e->id,
                               e->reason ? e->reason : "it failed to load");
     }
-    if (rc == 0 && ids.len == 0) rc = cn_error_set(CN_EINVAL, "--skills names no skill");
+    if (rc == 0 && ids.len == 0) rc = cn_error_set(CN_EINVAL, "the list of skills names none");
     if (rc == 0) rc = cn_registry_set_allow(s->reg, (const char *const *)ids.items, ids.len);
     cn_strv_free(&ids);
     return rc;
@@ -73,8 +73,11 @@ int cn_served_open(cn_served *s, const cn_served_options *o, const char *const *
     s->log_data = o->log_data;
     rc = canonical_dir(o->repo, &s->repo);
     if (rc == 0) {
-        if (o->cache_dir != NULL) rc = (s->cache = cn_strdup(o->cache_dir)) ? 0 : CN_ENOMEM;
-        else rc = cn_cache_dir_for(s->repo, &s->cache);
+        /* absolute, so that the watch can tell it apart (cn_watch_opts.skip_dir) */
+        if (o->cache_dir != NULL && (s->cache = realpath(o->cache_dir, NULL)) == NULL)
+            s->cache = cn_strdup(o->cache_dir);
+        if (o->cache_dir == NULL) rc = cn_cache_dir_for(s->repo, &s->cache);
+        else if (s->cache == NULL) rc = CN_ENOMEM;
     }
     if (rc == 0 && o->indexes != NULL && (s->indexes = cn_strdup(o->indexes)) == NULL) rc = CN_ENOMEM;
     if (rc == 0) rc = cn_registry_new(&s->reg);

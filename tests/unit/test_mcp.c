@@ -1,4 +1,4 @@
-/* The MCP server in process (core/mcp/): JSON-RPC framing and validation,
+/* The MCP server in process (core/serve/cn_mcp.c): JSON-RPC framing and validation,
  * the lifecycle, batches, tools/list and tools/call over a real fixture
  * repository with the real skills, and an index kept up to date with the
  * repository between calls. */
