@@ -29,11 +29,9 @@ static int check_sources(const cn_query_opts *o, const char *question)
 
 static void on_compile(cn_compile_stage stage, size_t done, size_t total, const char *note, void *data)
 {
-    static const char *const names[] = {"waiting for the lock", "listing files", "parsing", "writing nodes",
-                                        "indexing (BM25)", "linking symbols", "embedding", "publishing"};
     const cn_query_opts *o = data;
     (void)note;
-    if ((size_t)stage < sizeof names / sizeof names[0]) o->progress(names[stage], done, total, o->progress_data);
+    o->progress(cn_compile_stage_name(stage), done, total, o->progress_data);
 }
 
 /* The repository's index, compiled first when it is missing or stale (a

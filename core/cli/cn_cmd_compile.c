@@ -75,21 +75,6 @@ static double now(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static const char *stage_name(cn_compile_stage s)
-{
-    switch (s) {
-    case CN_STAGE_LOCK: return "waiting for";
-    case CN_STAGE_WALK: return "listing files";
-    case CN_STAGE_PARSE: return "parsing";
-    case CN_STAGE_NODES: return "writing nodes";
-    case CN_STAGE_BM25: return "indexing (BM25)";
-    case CN_STAGE_GRAPH: return "linking symbols";
-    case CN_STAGE_VECTORS: return "embedding";
-    case CN_STAGE_PUBLISH: return "publishing";
-    }
-    return "";
-}
-
 static void on_progress(cn_compile_stage stage, size_t done, size_t total, const char *note, void *data)
 {
     progress_state *ps = data;
@@ -112,14 +97,14 @@ static void on_progress(cn_compile_stage stage, size_t done, size_t total, const
         int width = 24, fill = (int)((double)done / (double)total * width);
         double el = t - ps->stage_started, rate = el > 0 ? done / el : 0;
         double eta = rate > 0 ? (total - done) / rate : 0;
-        fprintf(stderr, "\r\033[K%-16s [", stage_name(stage));
+        fprintf(stderr, "\r\033[K%-16s [", cn_compile_stage_name(stage));
         for (int i = 0; i < width; i++) fputc(i < fill ? '=' : (i == fill ? '>' : ' '), stderr);
         {
             const char *unit = stage == CN_STAGE_VECTORS ? "nodes" : "files";
             fprintf(stderr, "] %zu/%zu %s  %.0f %s/s  ETA %.0fs", done, total, unit, rate, unit, eta);
         }
     } else {
-        fprintf(stderr, "\r\033[K%s ...", stage_name(stage));
+        fprintf(stderr, "\r\033[K%s ...", cn_compile_stage_name(stage));
     }
     fflush(stderr);
 }

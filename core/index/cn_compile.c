@@ -99,6 +99,14 @@ int cn_cache_dir_for(const char *repo, char **out)
     return *out ? 0 : cn_error_set(CN_ENOMEM, "out of memory");
 }
 
+const char *cn_compile_stage_name(cn_compile_stage stage)
+{
+    static const char *const names[] = {"waiting for another compile", "listing files", "parsing",
+                                        "writing nodes", "indexing (BM25)", "linking symbols",
+                                        "embedding", "publishing"};
+    return (size_t)stage < sizeof names / sizeof names[0] ? names[stage] : "compiling";
+}
+
 int cn_cache_current(const char *cache_dir, char **index_dir)
 {
     char link[PATH_MAX], *cur = cn_path_join(cache_dir, "current");

@@ -33,6 +33,9 @@ typedef enum cn_compile_stage {
     CN_STAGE_PUBLISH
 } cn_compile_stage;
 
+/* What a stage does, for progress lines ("parsing", "linking symbols"). */
+const char *cn_compile_stage_name(cn_compile_stage stage);
+
 typedef void (*cn_compile_progress_fn)(cn_compile_stage stage, size_t done, size_t total,
                                        const char *note, void *data);
 

@@ -3,7 +3,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cn_registry.h"
 
@@ -86,25 +85,13 @@ static void install(cn_registry *reg, char *real, struct cn_index *idx)
     refresh_contexts(reg);
 }
 
-static int real_dir(const char *path, char **out)
-{
-    struct stat st;
-    char *real = realpath(path, NULL);
-    if (real == NULL || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        free(real);
-        return cn_error_set(CN_ENOTFOUND, "repository %s is not a directory", path);
-    }
-    *out = real;
-    return 0;
-}
-
 int cn_registry_set_repo_cache(cn_registry *reg, const char *repo_root, const char *cache_dir)
 {
     struct cn_index *idx = NULL;
     char *real = NULL;
     int rc;
 
-    if (repo_root != NULL && (rc = real_dir(repo_root, &real)) < 0) return rc;
+    if (repo_root != NULL && (rc = cn_repo_realpath(repo_root, &real)) < 0) return rc;
     /* A repository that was compiled brings its index; one that was not
      * leaves the index out, and skills that need it say so when run.  An
      * index that exists but cannot be read is an error here. */
@@ -126,7 +113,7 @@ int cn_registry_set_index_dir(cn_registry *reg, const char *repo_root, const cha
     char *real = NULL;
     int rc;
 
-    if ((rc = real_dir(repo_root, &real)) < 0) return rc;
+    if ((rc = cn_repo_realpath(repo_root, &real)) < 0) return rc;
     if ((rc = cn_index_open(index_dir, real, &idx)) < 0) {
         free(real);
         return rc;

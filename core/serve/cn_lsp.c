@@ -263,22 +263,12 @@ static void name_span(cn_lsp *s, const char *rel, long long line0, const char *n
 /* Runs skill `id`; on failure a RequestFailed fault with the reason. */
 static int run_skill(cn_lsp *s, const char *id, json_object *args, json_object **res, cn_rpc_fault *f)
 {
-    const char *why;
     int rc;
-    *res = NULL;
-    if (cn_served_refresh(&s->sv) < 0) {
-        rc = cn_rpc_fault_set(f, LSP_REQUEST_FAILED, "%s", cn_error_last()->message);
-        cn_error_clear();
-        return rc;
-    }
-    if ((why = cn_served_excluded(&s->sv, id)) != NULL) return cn_rpc_fault_set(f, LSP_REQUEST_FAILED, "%s", why);
-    if (cn_registry_invoke(s->sv.reg, id, args, NULL, res) < 0) {
-        rc = cn_error_last()->code == CN_ENOMEM ? CN_ENOMEM
-                                                : cn_rpc_fault_set(f, LSP_REQUEST_FAILED, "%s", cn_error_last()->message);
-        cn_error_clear();
-        return rc;
-    }
-    return 0;
+    if (cn_served_invoke(&s->sv, id, args, res) == 0) return 0;
+    rc = cn_error_last()->code == CN_ENOMEM ? CN_ENOMEM
+                                            : cn_rpc_fault_set(f, LSP_REQUEST_FAILED, "%s", cn_error_last()->message);
+    cn_error_clear();
+    return rc;
 }
 
 /* The file and position of a TextDocumentPositionParams, as skill

@@ -62,11 +62,6 @@ void cn_mcp_free(cn_mcp *s)
     free(s);
 }
 
-bool cn_mcp_initialized(const cn_mcp *s)
-{
-    return s->initialized;
-}
-
 /* ---- messages ------------------------------------------------------------ */
 
 static int initialize(cn_mcp *s, json_object *params, json_object **out, cn_rpc_fault *f)
@@ -101,7 +96,6 @@ static int initialize(cn_mcp *s, json_object *params, json_object **out, cn_rpc_
     json_object_object_add(r, "capabilities", caps);
     json_object_object_add(r, "serverInfo", info);
     json_object_object_add(r, "instructions", json_object_new_string(instructions));
-    s->initialized = true;
     *out = r;
     return 0;
 }

@@ -43,7 +43,4 @@ void cn_mcp_free(cn_mcp *s);
  * or 0. */
 int cn_mcp_handle(cn_mcp *s, const char *msg, size_t len, char **response);
 
-/* Whether an initialize request was answered (for the transport's log). */
-bool cn_mcp_initialized(const cn_mcp *s);
-
 #endif /* CN_MCP_H */

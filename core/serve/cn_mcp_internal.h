@@ -13,7 +13,6 @@
 struct cn_mcp {
     cn_served sv;              /* the repository, its registry and index */
     cn_tools_config tools;
-    bool initialized;
 };
 
 /* tools/list: {"tools": [...]}; NULL on ENOMEM. */

@@ -182,11 +182,7 @@ static int call_locate(cn_mcp *s, json_object *args, json_object **result, cn_rp
 static int call_skill(cn_mcp *s, const char *name, json_object *args, json_object **result)
 {
     json_object *res = NULL;
-    const char *why;
-    if (cn_served_refresh(&s->sv) < 0) return (*result = failed()) ? 0 : CN_ENOMEM;
-    if ((why = cn_served_excluded(&s->sv, name)) != NULL)
-        return (*result = call_result(why, true)) ? 0 : CN_ENOMEM;
-    if (cn_registry_invoke(s->sv.reg, name, args, NULL, &res) < 0) return (*result = failed()) ? 0 : CN_ENOMEM;
+    if (cn_served_invoke(&s->sv, name, args, &res) < 0) return (*result = failed()) ? 0 : CN_ENOMEM;
     *result = call_result(json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
                           false);
     json_object_put(res);

@@ -1,12 +1,10 @@
 /* A repository served to a long-lived client (see cn_served.h). */
 #include "cn_served.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <codenib/codenib.h>
 
@@ -24,21 +22,6 @@ void cn_served_log(const cn_served *s, const char *fmt, ...)
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     s->log(line, s->log_data);
-}
-
-static int canonical_dir(const char *path, char **out)
-{
-    struct stat st;
-    char *real = realpath(path, NULL);
-    if (real == NULL)
-        return cn_error_set(errno == ENOMEM ? CN_ENOMEM : CN_ENOTFOUND, "repository %s: %s", path,
-                            strerror(errno));
-    if (stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        free(real);
-        return cn_error_set(CN_ENOTFOUND, "repository %s is not a directory", path);
-    }
-    *out = real;
-    return 0;
 }
 
 /* The allow list, each id checked: a misspelt skill would otherwise leave
@@ -71,7 +54,7 @@ int cn_served_open(cn_served *s, const cn_served_options *o, const char *const *
     s->no_compile = o->no_compile;
     s->log = o->log;
     s->log_data = o->log_data;
-    rc = canonical_dir(o->repo, &s->repo);
+    rc = cn_repo_realpath(o->repo, &s->repo);
     if (rc == 0) {
         /* absolute, so that the watch can tell it apart (cn_watch_opts.skip_dir) */
         if (o->cache_dir != NULL && (s->cache = realpath(o->cache_dir, NULL)) == NULL)
@@ -110,21 +93,16 @@ const char *cn_served_excluded(const cn_served *s, const char *id)
     return NULL;
 }
 
-static const char *const stage_names[] = {"waiting for another compile", "listing files", "parsing",
-                                          "writing nodes", "indexing (BM25)", "linking symbols",
-                                          "embedding", "publishing"};
-
 static void on_compile(cn_compile_stage stage, size_t done, size_t total, const char *note, void *data)
 {
     cn_served *s = data;
     (void)done;
     (void)total;
-    (void)note;
     /* one line a stage: the log is a stream, not a terminal */
     if ((int)stage == s->stage) return;
     s->stage = (int)stage;
-    if ((size_t)stage < sizeof stage_names / sizeof stage_names[0])
-        cn_served_log(s, "compiling %s: %s", s->repo, stage_names[stage]);
+    cn_served_log(s, "compiling %s: %s%s%s%s", s->repo, cn_compile_stage_name(stage), note ? " (" : "",
+                  note ? note : "", note ? ")" : "");
 }
 
 static int compile_repo(cn_served *s, const cn_status *st, bool rebuild)
@@ -156,6 +134,16 @@ static int compile_repo(cn_served *s, const cn_status *st, bool rebuild)
     return rc < 0 ? cn_error_prefix("compiling %s", s->repo) : 0;
 }
 
+int cn_served_invoke(cn_served *s, const char *id, json_object *args, json_object **result)
+{
+    const char *why;
+    int rc;
+    *result = NULL;
+    if ((rc = cn_served_refresh(s)) < 0) return rc;
+    if ((why = cn_served_excluded(s, id)) != NULL) return cn_error_set(CN_ENOCONTEXT, "%s", why);
+    return cn_registry_invoke(s->reg, id, args, NULL, result);
+}
+
 /* Skills that call a model the server was not given: the agent on the
  * other side is a model, but not one these skills can call. */
 static int model_guard(cn_served *s)
@@ -183,8 +171,6 @@ static int model_guard(cn_served *s)
     return 0;
 }
 
-/* The registry serves the current generation, compiled first when the
- * repository has none or changed (unless the server may not compile). */
 /* Watches the repository from now on, when it can (once it could not, it
  * is not tried again: a tree too large to watch stays so). */
 static void arm_watch(cn_served *s)

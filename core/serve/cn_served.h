@@ -58,6 +58,10 @@ void cn_served_close(cn_served *s);
  * repository costs a read(2) that finds nothing. */
 int cn_served_refresh(cn_served *s);
 
+/* Runs skill `id` on the refreshed index: *result, or the error of the
+ * refresh, of the skill, or why the skill was set aside (CN_ENOCONTEXT). */
+int cn_served_invoke(cn_served *s, const char *id, json_object *args, json_object **result);
+
 /* Why skill `id` was set aside, or NULL when it can run. */
 const char *cn_served_excluded(const cn_served *s, const char *id);
 

@@ -29,6 +29,21 @@ char *cn_path_join(const char *a, const char *b)
     return cn_buf_steal(&buf);
 }
 
+int cn_repo_realpath(const char *path, char **out)
+{
+    struct stat st;
+    char *real = realpath(path, NULL);
+    *out = NULL;
+    if (real == NULL)
+        return cn_error_set(errno == ENOMEM ? CN_ENOMEM : CN_ENOTFOUND, "repository %s: %s", path, strerror(errno));
+    if (stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        free(real);
+        return cn_error_set(CN_ENOTFOUND, "repository %s is not a directory", path);
+    }
+    *out = real;
+    return 0;
+}
+
 bool cn_str_has_suffix(const char *s, const char *suffix)
 {
     size_t ls = strlen(s), lx = strlen(suffix);

@@ -71,6 +71,9 @@ void cn_strv_free(cn_strv *v);
 char *cn_strdup(const char *s);           /* NULL-safe: NULL -> NULL */
 char *cn_strndup(const char *s, size_t n);
 char *cn_path_join(const char *a, const char *b);
+/* The canonical path of a repository directory (malloc'd); errors say
+ * whether it does not exist or is not a directory. */
+int cn_repo_realpath(const char *path, char **out);
 bool cn_str_has_suffix(const char *s, const char *suffix);
 /* Reads a whole file (NUL-terminated).  Errors name the path. */
 int cn_file_read(const char *path, size_t max_bytes, char **out, size_t *len);

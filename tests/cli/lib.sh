@@ -31,6 +31,15 @@ out_has() { grep -q -F -- "$1" "$OUT"; }
 err_has() { grep -q -F -- "$1" "$ERR"; }
 rc_is() { [ "$rc" -eq "$1" ]; }
 
+# need_python_backend: skips the whole test when the Python backend (which
+# reads the fixture repositories) was not built.
+need_python_backend() {
+  if [ ! -f "$CN_BUILDDIR/_plugins/lang-python/lang_python.so" ]; then
+    echo "1..0 # SKIP the python backend was not built"
+    exit 0
+  fi
+}
+
 # Isolate from the user's own skills and settings.
 export HOME="$TMPBASE/home"
 export CODENIB_HOME="$TMPBASE/home/.codenib"

@@ -82,7 +82,7 @@ check "absolute paths refused" err_has "absolute paths are refused"
 cn run fx_good --args '{"text": "t", "file": "sub/a.txt"}'
 check "no repository: the skill says what it needs" err_has "needs a repository (pass --repo DIR)"
 cn run fx_good --repo "$TMPBASE/nowhere" --args '{"text": "t"}'
-check "a missing repository is named" err_has "repository $TMPBASE/nowhere is not a directory"
+check "a missing repository is named" err_has "repository $TMPBASE/nowhere: No such file or directory"
 
 cn run fx_abi_major --args '{"text": "t"}'
 check "a broken plugin fails with its reason" sh -c '[ '"$rc"' -eq 1 ] && grep -q "skill ABI 99\." "$0"' "$ERR"

@@ -6,10 +6,7 @@
 . "$CN_SRCDIR/tests/cli/lib.sh"
 unset CODENIB_SKILLS_PATH CODENIB_MODEL OPENAI_BASE_URL CODENIB_BASE_URL
 
-if [ ! -f "$CN_BUILDDIR/_plugins/lang-python/lang_python.so" ]; then
-  echo "1..0 # SKIP the python backend was not built"
-  exit 0
-fi
+need_python_backend
 if ! command -v git >/dev/null 2>&1; then
   echo "1..0 # SKIP git is not installed"
   exit 0

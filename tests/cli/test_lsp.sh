@@ -5,10 +5,7 @@
 . "$CN_SRCDIR/tests/cli/lib.sh"
 unset CODENIB_SKILLS_PATH CODENIB_MODEL
 
-if [ ! -f "$CN_BUILDDIR/_plugins/lang-python/lang_python.so" ]; then
-  echo "1..0 # SKIP the python backend was not built"
-  exit 0
-fi
+need_python_backend
 
 repo=$TMPBASE/repo
 cache=$TMPBASE/cache

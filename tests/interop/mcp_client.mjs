@@ -39,9 +39,14 @@ const transport = new StdioClientTransport({
   stderr: "inherit",
 });
 const client = new Client({ name: "codenib-interop-test", version: "1.0.0" });
+let connectError;
 try {
   await client.connect(transport);
-  ok(true, "the SDK's client connects (initialize, initialized)");
+} catch (e) {
+  connectError = e;
+}
+ok(connectError === undefined, "the SDK's client connects (initialize, initialized)", connectError && connectError.stack);
+if (connectError === undefined) try {
   const info = client.getServerVersion();
   ok(info && info.name === "codenib", "serverInfo names codenib", JSON.stringify(info));
   ok(client.getServerCapabilities().tools !== undefined, "the tools capability is declared");
@@ -68,8 +73,9 @@ try {
     threw = /no_such_tool/.test(String(e && e.message));
   }
   ok(threw, "an unknown tool is a JSON-RPC error naming it");
-  await client.ping();
-  ok(true, "ping");
+  const pong = await client.ping();
+  ok(pong !== null && typeof pong === "object" && Object.keys(pong).length === 0, "ping: an empty result",
+     JSON.stringify(pong));
 } catch (e) {
   ok(false, "the session runs to its end", e && e.stack ? e.stack : e);
 }

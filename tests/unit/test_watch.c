@@ -57,9 +57,9 @@ int main(void)
     o.skip_default_excludes = true;
     if (cn_watch_open(root, &o, &w) < 0) {
         /* a machine without inotify: the server compares every time */
-        diag("no inotify here: %s", cn_error_last()->message);
-        ok(1, "cn_watch_open fails cleanly where inotify is missing");
-        return tap_done();
+        printf("1..0 # SKIP no inotify here: %s\n", cn_error_last()->message);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+        return system(cmd) == 0 ? 0 : 1;
     }
     ok(!cn_watch_changed(w), "nothing changed right after watching");
     put("pkg/sub/b.py", "y = 3\n");
