@@ -7,11 +7,8 @@
 #include <strings.h>
 
 #include "cn_cli.h"
+#include "serve/cn_frame.h"
 #include "serve/cn_lsp.h"
-
-/* A message body longer than this is skipped, not read into memory. */
-#define MAX_MESSAGE (64u << 20)
-#define MAX_HEADER_LINE 1024
 
 static void lsp_usage(FILE *f)
 {
@@ -35,86 +32,6 @@ static void lsp_usage(FILE *f)
           "shutdown), 1 otherwise or when the input is not LSP framing, 2 on a usage\n"
           "error.\n",
           f);
-}
-
-/* Reads one header line (without its CR LF).  1: a line, 0: end of
- * input before any byte, CN_EPARSE: too long or cut by the end. */
-static int header_line(FILE *in, char *buf, size_t cap, size_t *len)
-{
-    int c;
-    size_t n = 0;
-    while ((c = getc(in)) != EOF && c != '\n') {
-        if (n + 1 >= cap) return cn_error_set(CN_EPARSE, "a header line is longer than %zu bytes", cap - 1);
-        buf[n++] = (char)c;
-    }
-    if (c == EOF && n == 0) return 0;
-    if (c == EOF) return cn_error_set(CN_EPARSE, "the input ends inside a header");
-    if (n > 0 && buf[n - 1] == '\r') n--;
-    buf[n] = '\0';
-    *len = n;
-    return 1;
-}
-
-/* Reads one message's headers: *body_len.  1: a message, 0: end of input
- * between messages, CN_EPARSE with the reason. */
-static int read_headers(FILE *in, size_t *body_len, long msg_no)
-{
-    char line[MAX_HEADER_LINE];
-    size_t n = 0;
-    bool have_len = false, any = false;
-    int rc;
-    while ((rc = header_line(in, line, sizeof line, &n)) == 1) {
-        if (n == 0) {
-            if (!any) continue;   /* blank lines between messages */
-            break;
-        }
-        any = true;
-        if (strncasecmp(line, "Content-Length:", 15) == 0) {
-            char *end;
-            const char *v = line + 15 + strspn(line + 15, " \t");
-            unsigned long long x;
-            errno = 0;
-            x = strtoull(v, &end, 10);
-            if (end == v || *end != '\0' || errno != 0 || *v == '-')
-                return cn_error_set(CN_EPARSE, "message %ld: Content-Length '%s' is not a number", msg_no, v);
-            *body_len = (size_t)x;
-            have_len = x == (size_t)x;
-            if (!have_len) return cn_error_set(CN_EPARSE, "message %ld: Content-Length %s is too large", msg_no, v);
-        } else if (strchr(line, ':') == NULL) {
-            return cn_error_set(CN_EPARSE, "message %ld: '%.60s' is not a header (expected Content-Length: N)",
-                                msg_no, line);
-        }
-    }
-    if (rc < 0) return cn_error_prefix("message %ld", msg_no);
-    if (rc == 0 && !any) return 0;
-    if (rc == 0) return cn_error_set(CN_EPARSE, "message %ld: the input ends inside the headers", msg_no);
-    if (!have_len) return cn_error_set(CN_EPARSE, "message %ld: no Content-Length header", msg_no);
-    return 1;
-}
-
-static int send_message(FILE *out, const char *body)
-{
-    if (fprintf(out, "Content-Length: %zu\r\n\r\n%s", strlen(body), body) < 0 || fflush(out) == EOF)
-        return cn_error_set(CN_EIO, "cannot write to standard output: %s", strerror(errno));
-    return 0;
-}
-
-/* The body of one message (len bytes) into *buf; a body over MAX_MESSAGE
- * is read past: *skipped.  CN_EPARSE when the input ends inside it. */
-static int read_body(FILE *in, size_t len, cn_buf *buf, bool *skipped, long msg_no)
-{
-    char chunk[65536];
-    size_t left = len;
-    cn_buf_reset(buf);
-    *skipped = len > MAX_MESSAGE;
-    while (left > 0) {
-        size_t want = left < sizeof chunk ? left : sizeof chunk, got = fread(chunk, 1, want, in);
-        if (got == 0) return cn_error_set(CN_EPARSE, "message %ld: the input ends %zu bytes into a body of %zu", msg_no,
-                                          len - left, len);
-        if (!*skipped && cn_buf_append(buf, chunk, got) < 0) return cn_error_set(CN_ENOMEM, "out of memory");
-        left -= got;
-    }
-    return 0;
 }
 
 int cn_cmd_lsp(int argc, char **argv)
@@ -155,17 +72,14 @@ int cn_cmd_lsp(int argc, char **argv)
     }
 
     for (;;) {
-        size_t len = 0;
         bool skipped = false;
         char *reply = NULL;
-        if ((rc = read_headers(stdin, &len, ++msg_no)) <= 0) break;
-        if ((rc = read_body(stdin, len, &body, &skipped, msg_no)) < 0) break;
+        if ((rc = cn_frame_read_lsp(stdin, ++msg_no, CN_FRAME_MAX_MESSAGE, &body, &skipped)) <= 0) break;
         if (skipped)
-            reply = cn_strdup("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":"
-                              "\"parse error: the message is over 64 MiB\"}}");
+            reply = cn_strdup(CN_FRAME_TOO_LONG_REPLY);
         else if ((rc = cn_lsp_handle(s, body.data ? body.data : "", body.len, &reply)) < 0)
             break;
-        if (reply != NULL) rc = send_message(out, reply);
+        if (reply != NULL) rc = cn_frame_write_lsp(out, reply);
         free(reply);
         if (rc < 0 || cn_lsp_exited(s, &status)) break;
     }

@@ -6,11 +6,8 @@
 #include <string.h>
 
 #include "cn_cli.h"
+#include "serve/cn_frame.h"
 #include "serve/cn_mcp.h"
-
-/* A message longer than this is refused (and skipped to its end) rather
- * than read into memory whole. */
-#define MAX_MESSAGE (64u << 20)
 
 static void mcp_usage(FILE *f)
 {
@@ -44,41 +41,11 @@ static void mcp_usage(FILE *f)
           f);
 }
 
-/* Reads one line into *buf (without its newline).  Returns 1 for a line,
- * 0 at the end of input, 2 for a line over MAX_MESSAGE (read past and
- * dropped), CN_ENOMEM. */
-static int read_line(FILE *in, cn_buf *buf)
-{
-    int c;
-    bool too_long = false;
-    cn_buf_reset(buf);
-    while ((c = getc(in)) != EOF && c != '\n') {
-        if (too_long) continue;
-        if (buf->len >= MAX_MESSAGE) {
-            too_long = true;
-            cn_buf_reset(buf);
-            continue;
-        }
-        if (cn_buf_putc(buf, (char)c) < 0) return CN_ENOMEM;
-    }
-    if (c == EOF && buf->len == 0 && !too_long) return 0;
-    if (too_long) return 2;
-    if (buf->len > 0 && buf->data[buf->len - 1] == '\r') buf->data[--buf->len] = '\0';
-    return 1;
-}
-
 static bool blank(const cn_buf *b)
 {
     for (size_t i = 0; i < b->len; i++)
         if (b->data[i] != ' ' && b->data[i] != '\t' && b->data[i] != '\r') return false;
     return true;
-}
-
-static int send_line(FILE *out, const char *msg)
-{
-    if (fputs(msg, out) == EOF || fputc('\n', out) == EOF || fflush(out) == EOF)
-        return cn_error_set(CN_EIO, "cannot write to standard output: %s", strerror(errno));
-    return 0;
 }
 
 int cn_cmd_mcp(int argc, char **argv)
@@ -121,18 +88,17 @@ int cn_cmd_mcp(int argc, char **argv)
     }
     if (!c.quiet) cn_cli_serve_log("serving on standard input and output", (void *)"mcp");
 
-    while ((rc = read_line(stdin, &line)) > 0) {
+    while ((rc = cn_frame_read_line(stdin, CN_FRAME_MAX_MESSAGE, &line)) > 0) {
         char *reply = NULL;
         if (rc == 2) {
-            reply = cn_strdup("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":"
-                              "\"parse error: the message is over 64 MiB\"}}");
+            reply = cn_strdup(CN_FRAME_TOO_LONG_REPLY);
             rc = reply ? 0 : cn_error_set(CN_ENOMEM, "out of memory");
         } else if (blank(&line)) {
             continue;
         } else {
             rc = cn_mcp_handle(s, line.data, line.len, &reply);
         }
-        if (rc == 0 && reply != NULL) rc = send_line(out, reply);
+        if (rc == 0 && reply != NULL) rc = cn_frame_write_line(out, reply);
         free(reply);
         if (rc < 0) break;
     }
