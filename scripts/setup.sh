@@ -9,6 +9,7 @@ PACKAGES="
   build-essential autoconf automake libtool libltdl-dev pkg-config
   libjson-c-dev libyaml-dev libpcre2-dev libcurl4-openssl-dev libtree-sitter-dev
   valgrind universal-ctags git ca-certificates util-linux
+  clang libclang-rt-dev
   libpython3.11-stdlib
 "
 # npm fetches the grammars; a machine with its own Node.js keeps its npm.

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Installs what is needed, builds codenib with warnings as errors, and runs
 # the whole test suite three times: plain, under valgrind, and built with
-# AddressSanitizer + UndefinedBehaviorSanitizer; then `make distcheck`.  The
+# AddressSanitizer + UndefinedBehaviorSanitizer; then each fuzz target for
+# a few seconds (`make fuzz-smoke`) and `make distcheck`.  The
 # last line is "N passed, N failed" over every test point of the three runs
 # (distcheck counts as one).
 set -u
@@ -55,6 +56,13 @@ count .
 note "test suite under AddressSanitizer + UndefinedBehaviorSanitizer"
 make check-asan >asan.out 2>&1 || { grep -E '^(FAIL|ERROR)' asan.out; tail -n 80 asan-build/test-suite.log 2>/dev/null || tail -n 60 asan.out; }
 if [ -d asan-build ]; then count asan-build; else step_failed "check-asan build"; fi
+
+note "fuzzing: every libFuzzer target for a few seconds from its seeds (make fuzz-smoke)"
+if make fuzz-smoke >fuzz.out 2>&1; then
+  passed=$((passed + 1)); grep -E '^  [a-z]+: runs:' fuzz.out; echo "    fuzz-smoke passed"
+else
+  grep -v '^#[0-9]' fuzz.out | tail -n 80; step_failed "make fuzz-smoke"
+fi
 
 note "make distcheck (tarball builds, installs and uninstalls cleanly)"
 if make distcheck >distcheck.out 2>&1; then

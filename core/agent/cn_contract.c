@@ -224,7 +224,10 @@ static char *norm_path(const char *w, size_t n)
     char *s = p;
     while (s[0] == '.' && s[1] == '/') s += 2;
     size_t len = strlen(s);
-    while (len > 1 && s[len - 1] == '/') s[--len] = '\0';
+    /* a '.' at the end is the sentence's, as it is when the path stands
+     * in prose: without this, a path taken from a link or quotes would
+     * not read back the same from the rendered contract */
+    while (len > 1 && (s[len - 1] == '/' || s[len - 1] == '.')) s[--len] = '\0';
     if (!is_pathish(s)) {
         free(p);
         return NULL;
