@@ -404,12 +404,18 @@ static int parse_primary(parser *p, cn_type **out)
     }
     name_at = start;
     name_len = p->pos - start;
-    if (name_len > 7 && memcmp(p->s + start, "typing.", 7) == 0) {
-        name_at += 7;
-        name_len -= 7;
-    } else if (name_len > 18 && memcmp(p->s + start, "typing_extensions.", 18) == 0) {
-        name_at += 18;
-        name_len -= 18;
+    /* every such prefix goes ("typing.typing.X" too): a name kept with
+     * one would lose it when its canonical text is parsed again */
+    for (;;) {
+        if (name_len > 7 && memcmp(p->s + name_at, "typing.", 7) == 0) {
+            name_at += 7;
+            name_len -= 7;
+        } else if (name_len > 18 && memcmp(p->s + name_at, "typing_extensions.", 18) == 0) {
+            name_at += 18;
+            name_len -= 18;
+        } else {
+            break;
+        }
     }
     k = lookup_name(p->s + name_at, name_len);
     skip_ws(p);
