@@ -681,11 +681,11 @@ static json_object *build_manifest(const cn_compile_opts *o, const char *root, i
 
 int cn_json_write_file(const char *path, json_object *o)
 {
-    const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                                                             JSON_C_TO_STRING_NOSLASHESCAPE);
-    char *line = cn_strprintf("%s\n", text);
+    char *text = cn_json_text(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
+    char *line = text ? cn_strprintf("%s\n", text) : NULL;
     int rc = line ? cn_file_write_atomic(path, line, strlen(line)) : cn_error_set(CN_ENOMEM, "out of memory");
     free(line);
+    free(text);
     return rc;
 }
 
