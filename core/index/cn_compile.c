@@ -613,6 +613,7 @@ static json_object *build_manifest(const cn_compile_opts *o, const char *root, i
     json_object_object_add(fs, "excluded", json_object_new_int64((int64_t)ws->excluded));
     json_object_object_add(fs, "no_language", json_object_new_int64((int64_t)ws->no_language));
     json_object_object_add(fs, "too_large", json_object_new_int64((int64_t)ws->too_large));
+    json_object_object_add(fs, "odd_name", json_object_new_int64((int64_t)ws->odd_name));
     json_object_object_add(fs, "parsed", json_object_new_int64((int64_t)ps->parsed));
     json_object_object_add(fs, "reused", json_object_new_int64((int64_t)ps->reused));
     json_object_object_add(fs, "unread", json_object_new_int64((int64_t)ps->unread));
