@@ -8,6 +8,7 @@
  * commentary after an item ("a.py:3-9 - the loop") is left out. */
 #include "cn_contract.h"
 #include "../plugin/cn_host.h"
+#include "../util/cn_utf8.h"
 
 #include <ctype.h>
 #include <stdint.h>
@@ -997,11 +998,15 @@ static void choose_block(const hits *h, size_t *first, size_t *last)
     *last = best_last;
 }
 
-int cn_contract_parse(const char *answer, cn_contract *out)
+int cn_contract_parse(const char *raw, cn_contract *out)
 {
     cn_contract empty = CN_CONTRACT_INIT;
     *out = empty;
-    if (answer == NULL) return 0;
+    if (raw == NULL) return 0;
+    /* read as UTF-8: what is kept holds no ill-formed byte and no C1
+     * control, so it renders as it is and reads back the same */
+    char *answer = cn_utf8_scrub_dup(raw, strlen(raw), CN_UTF8_KEEP_C0);
+    if (answer == NULL) return cn_error_set(CN_ENOMEM, "out of memory parsing the localization contract");
     hits h = {0};
     pctx p = {out, {{0}}, 0};
     p.err = scan_labels(answer, &h);
@@ -1018,6 +1023,7 @@ int cn_contract_parse(const char *answer, cn_contract *out)
     }
     for (int k = 0; k < K_COUNT; k++) sset_free(&p.seen[k]);
     free(h.v);
+    free(answer);
     if (p.err) {
         cn_contract_free(out);
         return cn_error_set(CN_ENOMEM, "out of memory parsing the localization contract");
@@ -1026,11 +1032,21 @@ int cn_contract_parse(const char *answer, cn_contract *out)
 }
 
 /* ------------------------------------------------------------ output -- */
+/* An entry as given (the planner's come from the index, any bytes): a
+ * control character in it would start a forged line ("a.py\nFiles: x")
+ * or reach a terminal, so controls and ill-formed bytes print as U+FFFD.
+ * Parsed entries hold neither and print unchanged. */
+static void put_entry(cn_buf *b, bool first, const char *s)
+{
+    cn_buf_puts(b, first ? " " : ", ");
+    if (cn_utf8_scrub(b, s, strlen(s), 0) < 0) b->oom = true;
+}
+
 static void render_list(cn_buf *b, const char *label, char **items, size_t n)
 {
     cn_buf_puts(b, label);
     if (n == 0) cn_buf_puts(b, " none");
-    for (size_t i = 0; i < n; i++) cn_buf_printf(b, "%s %s", i ? "," : "", items[i]);
+    for (size_t i = 0; i < n; i++) put_entry(b, i == 0, items[i]);
     cn_buf_putc(b, '\n');
 }
 
@@ -1043,7 +1059,7 @@ char *cn_contract_render(const cn_contract *c)
     if (c->n_locations == 0) cn_buf_puts(&b, " none");
     for (size_t i = 0; i < c->n_locations; i++) {
         const cn_contract_loc *l = &c->locations[i];
-        cn_buf_printf(&b, "%s %s", i ? "," : "", l->path);
+        put_entry(&b, i == 0, l->path);
         if (l->start_line == 0) continue;
         if (l->start_line == l->end_line) cn_buf_printf(&b, ":%u", (unsigned)l->start_line);
         else cn_buf_printf(&b, ":%u-%u", (unsigned)l->start_line, (unsigned)l->end_line);

@@ -61,14 +61,19 @@ bool cn_contract_present(const char *answer);
 /* Parses the contract out of a model answer into *out (initialised here;
  * its previous contents are not freed).  When the answer holds the block
  * several times the last complete one (all three labels) wins, else the
- * last partial one.  Returns 0 even when nothing was found (all lists
- * empty, all has_* false), or CN_ENOMEM (then *out is empty). */
+ * last partial one.  The answer is read as UTF-8: an ill-formed sequence
+ * or a C1 control in it reads as U+FFFD.  Returns 0 even when nothing was
+ * found (all lists empty, all has_* false), or CN_ENOMEM (then *out is
+ * empty). */
 int cn_contract_parse(const char *answer, cn_contract *out);
 
 /* The canonical three-line text, "none" for an empty list:
  *   Files: a.py, b.py\nSymbols: a.py:C.m\nLocations: a.py:3-9, b.py:4, b.py
- * (a single line renders as path:N, the whole file as path).  malloc'd;
- * NULL only when out of memory.  Parsing it gives the same contract. */
+ * (a single line renders as path:N, the whole file as path).  A control
+ * character or an ill-formed UTF-8 sequence in an entry (possible only in
+ * one added programmatically) renders as U+FFFD, so no entry can start a
+ * line of its own.  malloc'd; NULL only when out of memory.  Parsing it
+ * gives the same contract. */
 char *cn_contract_render(const cn_contract *c);
 
 /* {"files":[...],"symbols":[...],"locations":[{"path","start_line","end_line"}]};

@@ -147,7 +147,7 @@ json_object *cn_agent__tool_choice(cn_run *run, int turn)
 
 static char *cap_text(char *text)
 {
-    size_t n = strlen(text);
+    size_t n = text ? strlen(text) : 0;
     cn_buf b = CN_BUF_INIT;
 
     if (n <= RESULT_CAP) return text;
@@ -169,8 +169,7 @@ static void run_skill(cn_run *run, cn_tool_record *rec)
         rec->error = cn_strdup(cn_error_last()->message);
         return;
     }
-    rec->result = cap_text(cn_strdup(json_object_to_json_string_ext(
-        result, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
+    rec->result = cap_text(cn_json_text(result, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(result);
 }
 

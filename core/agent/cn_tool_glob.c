@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "../index/cn_walk.h"
+#include "../util/cn_utf8.h"
 
 #define MAX_DEPTH 64
 #define MAX_EXPANSIONS 256
@@ -153,6 +154,18 @@ static int list_dir(const char *abs, const char *rel, int depth, cn_strv *files)
     return rc;
 }
 
+/* As the index leaves them out: a control character in a path would forge
+ * lines of grep's and glob's output, an ESC drive the reader's terminal. */
+static void drop_odd_names(cn_strv *files)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < files->len; i++) {
+        if (cn_utf8_is_plain_name(files->items[i])) files->items[k++] = files->items[i];
+        else free(files->items[i]);
+    }
+    files->len = k;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -165,6 +178,7 @@ int cn_tools__list_files(const cn_tools_config *c, const char *dir, cn_strv *fil
     if (abs == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
     rc = list_dir(abs, dir, 0, files);
     free(abs);
+    drop_odd_names(files);
     if (rc == 0 && files->len > 1) qsort(files->items, files->len, sizeof *files->items, cmp_str);
     return rc;
 }

@@ -95,8 +95,9 @@ bool cn_tools__is_binary(const char *data, size_t len);
 bool cn_tools__glob_match(const char *pattern, const char *path);
 /* The files below the repository-relative directory `dir` ("" = root),
  * relative to the root and sorted by path.  Skips the default excluded
- * directories (.git, node_modules, build outputs, ...) and symlinks
- * (never followed). */
+ * directories (.git, node_modules, build outputs, ...), symlinks (never
+ * followed) and paths with a control character or invalid UTF-8 (which
+ * the index leaves out too). */
 int cn_tools__list_files(const cn_tools_config *c, const char *dir, cn_strv *files);
 /* Milliseconds on the monotonic clock. */
 long long cn_tools__now_ms(void);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "../plugin/cn_host.h"
 #include "cn_agent_support.h"
 
 /* ---- trace --------------------------------------------------------------- */
@@ -22,13 +23,16 @@ int cn_trace_open(cn_trace *t, const char *path)
 
 int cn_trace_event(cn_trace *t, json_object *ev)
 {
-    const char *line;
+    char *line;
+    int bad;
     if (t == NULL || t->fp == NULL) return 0;
     if (!json_object_is_type(ev, json_type_object))
         return cn_error_set(CN_EINVAL, "trace %s: an event must be a JSON object", t->path);
-    line = json_object_to_json_string_ext(ev, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-    if (fputs(line, t->fp) == EOF || fputc('\n', t->fp) == EOF || fflush(t->fp) != 0)
-        return cn_error_set(CN_EIO, "trace %s: write failed (%s)", t->path, strerror(errno));
+    if ((line = cn_json_text(ev, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)) == NULL)
+        return cn_error_prefix("trace %s", t->path);
+    bad = fputs(line, t->fp) == EOF || fputc('\n', t->fp) == EOF || fflush(t->fp) != 0;
+    free(line);
+    if (bad) return cn_error_set(CN_EIO, "trace %s: write failed (%s)", t->path, strerror(errno));
     t->events++;
     return 0;
 }

@@ -30,8 +30,12 @@ int cn_cli_fail(void);
 int cn_cli_usage_error(const char *cmd, const char *fmt, ...) CN_PRINTF(2, 3);
 /* Creates a registry and discovers skills on the default search path. */
 int cn_cli_open_registry(cn_registry **out);
-/* Prints a JSON value followed by a newline. */
+/* Prints a JSON value followed by a newline (valid UTF-8, see cn_json_text). */
 void cn_cli_print_json(json_object *o, bool pretty);
+/* Prints text that holds repository bytes, followed by a newline, for a
+ * terminal: control characters other than newline and tab, and ill-formed
+ * UTF-8, print as U+FFFD, so a file's ESC sequence never reaches it. */
+void cn_cli_print_text(const char *text);
 /* Checks an --index list: 0, or the exit status after the message. */
 int cn_cli_check_indexes(const char *cmd, const char *list);
 /* Sets standard output aside for a protocol (the MCP and LSP servers):

@@ -4,11 +4,13 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cn_cli.h"
 #include "index/cn_compile.h"
+#include "util/cn_utf8.h"
 
 int cn_cli_fail(void)
 {
@@ -44,8 +46,18 @@ void cn_cli_print_json(json_object *o, bool pretty)
 {
     int flags = JSON_C_TO_STRING_NOSLASHESCAPE |
                 (pretty ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED : JSON_C_TO_STRING_PLAIN);
-    fputs(json_object_to_json_string_ext(o, flags), stdout);
-    fputc('\n', stdout);
+    char *text = cn_json_text(o, flags);
+    /* out of memory here leaves the output empty, which no reader takes
+     * for an answer */
+    if (text) puts(text);
+    free(text);
+}
+
+void cn_cli_print_text(const char *text)
+{
+    char *s = cn_utf8_scrub_dup(text, strlen(text), CN_UTF8_KEEP_LINES);
+    if (s) puts(s);
+    free(s);
 }
 
 bool cn_cli_is_help(const char *arg)

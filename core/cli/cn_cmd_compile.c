@@ -273,6 +273,8 @@ int cn_cmd_compile(int argc, char **argv)
         if (res.parse.left_unchanged)
             printf(" (%zu of them unchanged since the last compile, not tried again: --rebuild retries)",
                    res.parse.left_unchanged);
+        if (res.walk.odd_name)
+            printf("; left out %zu whose path holds a control character or invalid UTF-8", res.walk.odd_name);
         printf("\n");
         {
             json_object *left = int_of(res.manifest, "left_out");

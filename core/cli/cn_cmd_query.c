@@ -139,7 +139,7 @@ int cn_cmd_query(int argc, char **argv)
     } else {
         json_object *answer = NULL;
         json_object_object_get_ex(res, "answer", &answer);
-        printf("%s\n", answer ? json_object_get_string(answer) : "");
+        cn_cli_print_text(answer ? json_object_get_string(answer) : "");
     }
     json_object_put(res);
     return CN_EXIT_OK;

@@ -93,9 +93,10 @@ static char *safe_component(const char *s)
     return cn_buf_steal(&b);
 }
 
-static const char *row_json(json_object *row)
+/* malloc'd; NULL when out of memory */
+static char *row_json(json_object *row)
 {
-    return json_object_to_json_string_ext(row, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    return cn_json_text(row, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 }
 
 /* A row as written to predictions.jsonl back into a prediction. */
@@ -518,7 +519,9 @@ static void child_main(const run_state *st, const todo_item *t)
                                                                                 : cn_error_code_name(e->code)));
             }
         }
-        if (row && cn_file_write_atomic(row_path, row_json(row), strlen(row_json(row))) == 0) status = 0;
+        char *text = row ? row_json(row) : NULL;
+        if (text && cn_file_write_atomic(row_path, text, strlen(text)) == 0) status = 0;
+        free(text);
     }
     json_object_put(row);
     free(row_path);
@@ -531,14 +534,15 @@ static void child_main(const run_state *st, const todo_item *t)
 
 static int append_row(run_state *st, json_object *row)
 {
-    const char *text = row_json(row);
+    char *text = row_json(row);
     cn_buf b = CN_BUF_INIT;
     size_t off = 0;
     int rc = 0;
 
-    cn_buf_puts(&b, text);
+    if (text) cn_buf_puts(&b, text);
     cn_buf_putc(&b, '\n');
-    if (b.oom) {
+    free(text);
+    if (text == NULL || b.oom) {
         cn_buf_free(&b);
         return cn_error_set(CN_ENOMEM, "out of memory");
     }

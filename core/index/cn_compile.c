@@ -613,6 +613,7 @@ static json_object *build_manifest(const cn_compile_opts *o, const char *root, i
     json_object_object_add(fs, "excluded", json_object_new_int64((int64_t)ws->excluded));
     json_object_object_add(fs, "no_language", json_object_new_int64((int64_t)ws->no_language));
     json_object_object_add(fs, "too_large", json_object_new_int64((int64_t)ws->too_large));
+    json_object_object_add(fs, "odd_name", json_object_new_int64((int64_t)ws->odd_name));
     json_object_object_add(fs, "parsed", json_object_new_int64((int64_t)ps->parsed));
     json_object_object_add(fs, "reused", json_object_new_int64((int64_t)ps->reused));
     json_object_object_add(fs, "unread", json_object_new_int64((int64_t)ps->unread));
@@ -681,11 +682,11 @@ static json_object *build_manifest(const cn_compile_opts *o, const char *root, i
 
 int cn_json_write_file(const char *path, json_object *o)
 {
-    const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                                                             JSON_C_TO_STRING_NOSLASHESCAPE);
-    char *line = cn_strprintf("%s\n", text);
+    char *text = cn_json_text(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
+    char *line = text ? cn_strprintf("%s\n", text) : NULL;
     int rc = line ? cn_file_write_atomic(path, line, strlen(line)) : cn_error_set(CN_ENOMEM, "out of memory");
     free(line);
+    free(text);
     return rc;
 }
 

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../util/cn_utf8.h"
+
 const char *const cn_walk_default_excludes[] = {
     ".git", ".hg", ".svn", "node_modules", "__pycache__", ".tox", ".nox", ".venv", "venv",
     ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs", "*.egg-info", "site-packages",
@@ -123,6 +125,12 @@ static int consider(walk *w, const char *rel, int dfd, const char *name, bool di
     uint64_t max = w->opts->max_file_bytes ? w->opts->max_file_bytes : CN_WALK_DEFAULT_MAX;
 
     w->stats->listed++;
+    /* such a name could forge lines of the contract or drive the terminal
+     * it is printed on: never indexed, so never printed */
+    if (!cn_utf8_is_plain_name(rel)) {
+        w->stats->odd_name++;
+        return 0;
+    }
     if (!dirs_checked && path_excluded(w, rel)) {
         w->stats->excluded++;
         return 0;

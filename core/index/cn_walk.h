@@ -27,6 +27,7 @@ typedef struct cn_walk_stats {
     size_t no_language;      /* no backend for it, or not a selected language */
     size_t too_large;
     size_t not_regular;      /* symlinks, submodules, deleted files */
+    size_t odd_name;         /* a control character or invalid UTF-8 in the path */
     bool used_git;
 } cn_walk_stats;
 

@@ -275,7 +275,7 @@ int cn_llm__post(cn_model *m, const char *endpoint, json_object *body, cn_llm_ca
 {
     const cn_curl_api *cu;
     struct curl_slist *hdrs;
-    const char *text;
+    char *text;
     size_t len;
     unsigned seed;
     char *url;
@@ -288,11 +288,13 @@ int cn_llm__post(cn_model *m, const char *endpoint, json_object *body, cn_llm_ca
     call->attempts = 0;
     call->seconds = 0;
     if ((cu = cn_curl()) == NULL) return cn_error_prefix("%s", endpoint);
-    text = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN |
-                                                    JSON_C_TO_STRING_NOSLASHESCAPE);
+    /* repository text in a prompt may be any bytes; servers refuse a body
+     * that is not UTF-8 */
+    text = cn_json_text(body, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
     url = cn_llm__url(m->base_url, endpoint);
     hdrs = make_headers(cu, m, &oom);
     if (text == NULL || url == NULL || oom) {
+        free(text);
         free(url);
         cu->slist_free_all(hdrs);
         return cn_error_set(CN_ENOMEM, "%s: out of memory preparing the request", endpoint);
@@ -325,6 +327,7 @@ int cn_llm__post(cn_model *m, const char *endpoint, json_object *body, cn_llm_ca
         sleep_ms(delay);
     }
     call->seconds = now_seconds() - t0;
+    free(text);
     free(url);
     cu->slist_free_all(hdrs);
     return rc;

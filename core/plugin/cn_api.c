@@ -212,7 +212,7 @@ json_object *cn_registry_list(const cn_registry *reg, bool verbose)
 
 static int emit(json_object *o, char **out)
 {
-    *out = cn_strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+    *out = cn_json_text(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
     json_object_put(o);
     return *out ? 0 : cn_error_set(CN_ENOMEM, "out of memory");
 }

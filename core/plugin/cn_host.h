@@ -35,6 +35,11 @@ const char *cn_json_str_member(json_object *o, const char *key);
 long long cn_json_int_member(json_object *o, const char *key, long long dflt);
 /* A JSON array of the strings of `v` (NULL: an empty array); NULL on ENOMEM. */
 json_object *cn_json_strv(const cn_strv *v);
+/* o as text (json-c `flags`, JSON_C_TO_STRING_*), always valid UTF-8: an
+ * ill-formed sequence in a string reads U+FFFD, DEL and C1 controls are
+ * \u escapes.  What every JSON codenib writes goes through.  malloc'd;
+ * NULL (CN_ENOMEM) when out of memory. */
+char *cn_json_text(json_object *o, int flags);
 const cn_files_services *cn_host_files_services(void);
 const cn_text_services *cn_host_text_services(void);
 /* The LSP service: the configured provider (CODENIB_LSP_PROVIDER, default

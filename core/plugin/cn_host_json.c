@@ -77,7 +77,7 @@ static char *hj_serialize(const cn_json *v, int flags)
     int jf = JSON_C_TO_STRING_NOSLASHESCAPE |
              ((flags & CN_JSON_PRETTY) ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED
                                        : JSON_C_TO_STRING_PLAIN);
-    return cn_strdup(json_object_to_json_string_ext(J(v), jf));
+    return cn_json_text(J(v), jf);
 }
 
 static cn_json *hj_get(cn_json *v)

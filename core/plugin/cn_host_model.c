@@ -46,7 +46,7 @@ static int hm_chat(const cn_host *host, const struct cn_model *model, const char
                    char **response_json, cn_error *err)
 {
     json_object *req = NULL, *msg = NULL;
-    const char *text;
+    char *text;
     size_t len;
     int rc;
 
@@ -58,14 +58,15 @@ static int hm_chat(const cn_host *host, const struct cn_model *model, const char
     rc = cn_llm_chat((struct cn_model *)model, req, &msg);
     json_object_put(req);
     if (rc < 0) return cn_error_export(err);
-    text = json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN |
-                                                   JSON_C_TO_STRING_NOSLASHESCAPE);
+    text = cn_json_text(msg, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
     len = text ? strlen(text) : 0;
     if (text == NULL || (*response_json = host_alloc(host, len + 1)) == NULL) {
+        free(text);
         json_object_put(msg);
         return cn_error_fill(err, CN_ENOMEM, "chat: out of memory");
     }
     memcpy(*response_json, text, len + 1);
+    free(text);
     json_object_put(msg);
     return 0;
 }

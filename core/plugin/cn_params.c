@@ -165,8 +165,7 @@ int cn_registry_invoke(cn_registry *reg, const char *id, json_object *args, json
 {
     cn_skill_entry *e = cn_registry_find(reg, id);
     json_object *resolved = NULL, *res = NULL;
-    char *out_text = NULL;
-    const char *args_text;
+    char *out_text = NULL, *args_text;
     cn_error err = {0, ""};
     int rc;
 
@@ -176,13 +175,16 @@ int cn_registry_invoke(cn_registry *reg, const char *id, json_object *args, json
         return cn_error_set(CN_EDENIED, "skill '%s' is not allowed in this run (allow/exclude)", id);
     if ((rc = cn_registry_load(reg, e)) < 0) return rc;
     if ((rc = cn_params_resolve(e->meta, overrides, args, &resolved)) < 0) return rc;
-    args_text = json_object_to_json_string_ext(resolved, JSON_C_TO_STRING_PLAIN);
+    /* a skill run in its own process reads this as JSON text: UTF-8 */
+    args_text = cn_json_text(resolved, JSON_C_TO_STRING_PLAIN);
+    json_object_put(resolved);
+    if (args_text == NULL) return CN_ENOMEM;
 
     if (e->state == CN_STATE_INPROCESS)
         rc = e->fn(e->fn_data, args_text, &out_text, &err);
     else
         rc = e->exec->run(e->exec, args_text, &out_text, &err);
-    json_object_put(resolved);
+    free(args_text);
     if (rc < 0) {
         free(out_text);
         return cn_error_set(rc, "skill '%s' failed: %s", id,

@@ -146,7 +146,7 @@ int cn_rpc_handle(const char *msg, size_t len, bool batches, cn_rpc_handler fn, 
         return cn_error_set(CN_ENOMEM, "out of memory answering a JSON-RPC message");
     }
     if (r == NULL) return 0;
-    *out = cn_strdup(json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+    *out = cn_json_text(r, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
     json_object_put(r);
     return *out ? 0 : cn_error_set(CN_ENOMEM, "out of memory answering a JSON-RPC message");
 }

@@ -183,8 +183,9 @@ static int call_skill(cn_mcp *s, const char *name, json_object *args, json_objec
 {
     json_object *res = NULL;
     if (cn_served_invoke(&s->sv, name, args, &res) < 0) return (*result = failed()) ? 0 : CN_ENOMEM;
-    *result = call_result(json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
-                          false);
+    char *text = cn_json_text(res, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    *result = text ? call_result(text, false) : NULL;
+    free(text);
     json_object_put(res);
     return *result ? 0 : CN_ENOMEM;
 }

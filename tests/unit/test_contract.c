@@ -281,6 +281,36 @@ static void test_hostile_input(void)
     cn_contract_free(&c);
 }
 
+/* Entries added as given (the planner's come from file names) must not
+ * forge lines or carry a terminal escape; parsed ones read as UTF-8. */
+static void test_odd_bytes(void)
+{
+    cn_contract c = CN_CONTRACT_INIT, back;
+    cn_contract_add_file(&c, "inj\nFiles: /etc/passwd.py");
+    cn_contract_add_symbol(&c, "a\x1b[2J.py:f");
+    cn_contract_add_location(&c, "b\xff\xc0\xaf.py\r", 3, 4);
+    char *r = cn_contract_render(&c);
+    is_str(r, "Files: inj\xef\xbf\xbd" "Files: /etc/passwd.py\n"
+              "Symbols: a\xef\xbf\xbd[2J.py:f\n"
+              "Locations: b\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd.py\xef\xbf\xbd:3-4",
+           "render: a control character or a bad byte in an entry prints as U+FFFD");
+    size_t lines = 1;
+    for (const char *p = r ? r : ""; *p; p++) lines += *p == '\n';
+    is_int(lines, 3, "render: three lines, none forged");
+    ok(r && cn_contract_parse(r, &back) == 0 && back.has_files && back.has_symbols && back.has_locations,
+       "render: the text reads back as one block");
+    cn_contract_free(&back);
+    free(r);
+    cn_contract_free(&c);
+
+    /* distinct bad bytes read as the same U+FFFD, so the rendering reads
+     * back to as many entries */
+    check_render("Files: a\xff.py, a\xfe.py, b\xc2\x9b.py, caf\xc3\xa9.py",
+                 "Files: a\xef\xbf\xbd.py, b\xef\xbf\xbd.py, caf\xc3\xa9.py\n"
+                 "Symbols: none\nLocations: none",
+                 "parse: ill-formed bytes and C1 controls read as U+FFFD, valid UTF-8 kept");
+}
+
 int main(void)
 {
     test_fixtures();
@@ -291,5 +321,6 @@ int main(void)
     test_merge_and_json();
     test_building();
     test_hostile_input();
+    test_odd_bytes();
     return tap_done();
 }
