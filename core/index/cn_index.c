@@ -80,11 +80,12 @@ int cn_index_open_repo(const char *repo, const char *cache_dir, struct cn_index 
     if (root == NULL) return cn_error_set(CN_ENOTFOUND, "repository %s does not exist", repo);
     if (cache_dir) cache = cn_strdup(cache_dir);
     else if ((rc = cn_cache_dir_for(root, &cache)) < 0) goto out;
-    if ((rc = cn_cache_current(cache, &dir)) < 0) {
+    if ((rc = cn_cache_current(cache, &dir)) == CN_ENOTFOUND) {
         rc = cn_error_set(CN_ENOTFOUND, "%s has not been compiled (no index in %s): run `codenib "
                                         "compile %s`", repo, cache, repo);
         goto out;
     }
+    if (rc < 0) goto out;   /* a damaged or refused cache says so itself */
     rc = cn_index_open(dir, root, out);
 out:
     free(root);

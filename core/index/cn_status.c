@@ -103,12 +103,13 @@ int cn_status_check(const char *repo, const char *cache_dir, cn_status *st)
     if (root == NULL) return cn_error_set(CN_ENOTFOUND, "repository %s does not exist", repo);
     if (cache_dir) cache = cn_strdup(cache_dir);
     else if ((rc = cn_cache_dir_for(root, &cache)) < 0) goto out;
-    if (cn_cache_current(cache, &dir) < 0) {
+    if ((rc = cn_cache_current(cache, &dir)) == CN_ENOTFOUND) {
         cn_error_clear();
         st->compiled = false;
         rc = reason(st, "not compiled yet (no index in %s); run `codenib compile %s`", cache, repo);
         goto out;
     }
+    if (rc < 0) goto out;   /* a cache entry codenib did not make: refused */
     st->compiled = true;
     st->fresh = true;
     mpath = cn_path_join(dir, CN_MANIFEST_FILE);
