@@ -20,6 +20,7 @@
 #include "cn_cache.h"
 #include "cn_graph.h"
 #include "cn_idxfile.h"
+#include "cn_index.h"
 #include "cn_langs.h"
 #include "cn_nodes.h"
 #include "cn_records.h"
@@ -655,14 +656,6 @@ int cn_json_write_file(const char *path, json_object *o)
     return rc;
 }
 
-static int write_json(const char *dir, const char *name, json_object *o)
-{
-    char *path = cn_path_join(dir, name);
-    int rc = path ? cn_json_write_file(path, o) : cn_error_set(CN_ENOMEM, "out of memory");
-    free(path);
-    return rc;
-}
-
 /* ---- the compile -------------------------------------------------------- */
 
 static bool wants(const cn_compile_opts *o, const char *index)
@@ -1026,7 +1019,7 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
     res->manifest = build_manifest(o, root, &identity, tmp_dir, &langs, files, n, recs, &res->walk, &res->parse,
                                    res->n_nodes, wants(o, "bm25"), wants(o, "graph") ? &graph_stats : NULL,
                                    res->has_vectors ? &res->vectors : NULL, built_at);
-    if ((rc = write_json(tmp_dir, CN_MANIFEST_FILE, res->manifest)) < 0) goto out;
+    if ((rc = cn_index_manifest_write(tmp_dir, res->manifest)) < 0) goto out;
 
     progress(o, CN_STAGE_PUBLISH, 0, 0, NULL);
     collector_wait(&gc);   /* done long ago, as a rule */
