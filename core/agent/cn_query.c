@@ -35,7 +35,7 @@ static void on_compile(cn_compile_stage stage, size_t done, size_t total, const 
 }
 
 /* The repository's index, compiled first when it is missing or stale (a
- * rebuild parses only what changed). */
+ * rebuild parses only what changed) and rebuilt when it is damaged. */
 static int ensure_compiled(const cn_query_opts *o)
 {
     cn_status st;
@@ -43,17 +43,28 @@ static int ensure_compiled(const cn_query_opts *o)
     cn_compile_result res;
     int rc;
 
+    bool damaged;
+
     memset(&st, 0, sizeof st);
     if ((rc = cn_status_check(o->repo, o->cache_dir, &st)) < 0) return rc;
-    rc = st.compiled && st.fresh;
+    if (st.compiled && st.fresh) {
+        cn_status_free(&st);
+        return 0;
+    }
+    damaged = st.damaged;
+    if (o->no_compile) {
+        rc = damaged ? cn_error_set(CN_ECORRUPT, "the index of %s is damaged (%s); run `codenib compile --rebuild %s`",
+                                    o->repo, st.damage, o->repo)
+                     : cn_error_set(CN_ENOTFOUND, "%s has no fresh index; run `codenib compile %s` first", o->repo,
+                                    o->repo);
+        cn_status_free(&st);
+        return rc;
+    }
     cn_status_free(&st);
-    if (rc) return 0;
-    if (o->no_compile)
-        return cn_error_set(CN_ENOTFOUND, "%s has no fresh index; run `codenib compile %s` first", o->repo,
-                            o->repo);
     memset(&co, 0, sizeof co);
     memset(&res, 0, sizeof res);
     co.repo = o->repo;
+    co.rebuild = damaged;   /* nothing of a damaged index is reused */
     co.cache_dir = o->cache_dir;
     co.progress = o->progress ? on_compile : NULL;
     co.progress_data = (void *)o;

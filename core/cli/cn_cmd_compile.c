@@ -55,8 +55,9 @@ static void status_usage(FILE *f)
 {
     fputs("usage: codenib status REPO [--cache-dir DIR] [--json]\n"
           "\n"
-          "Says whether REPO's index is fresh or stale, and why.  Exit status 0 when fresh,\n"
-          "3 when stale or not compiled, 1 on error.\n",
+          "Says whether REPO's index is fresh, stale or damaged (a part of it missing or\n"
+          "failing its checksum: named), and why.  Exit status 0 when fresh, 3 when stale,\n"
+          "damaged or not compiled, 1 on error.\n",
           f);
 }
 
@@ -366,6 +367,8 @@ int cn_cmd_status(int argc, char **argv)
         for (size_t i = 0; i < st.reasons.len; i++) json_object_array_add(r, json_object_new_string(st.reasons.items[i]));
         json_object_object_add(o, "compiled", json_object_new_boolean(st.compiled));
         json_object_object_add(o, "fresh", json_object_new_boolean(st.fresh));
+        json_object_object_add(o, "damaged", json_object_new_boolean(st.damaged));
+        json_object_object_add(o, "damage", st.damage ? json_object_new_string(st.damage) : NULL);
         json_object_object_add(o, "reasons", r);
         json_object_object_add(o, "changed", json_object_new_int64((int64_t)st.changed));
         json_object_object_add(o, "added", json_object_new_int64((int64_t)st.added));
@@ -387,7 +390,7 @@ int cn_cmd_status(int argc, char **argv)
         cn_cli_print_json(o, true);
         json_object_put(o);
     } else {
-        printf("%s: %s\n", repo, !st.compiled ? "not compiled" : st.fresh ? "fresh" : "stale");
+        printf("%s: %s\n", repo, !st.compiled ? "not compiled" : st.damaged ? "damaged" : st.fresh ? "fresh" : "stale");
         for (size_t i = 0; i < st.reasons.len; i++) printf("  %s\n", st.reasons.items[i]);
         if (st.compiled && st.manifest) {
             json_object *b = int_of(st.manifest, "built_at");

@@ -17,8 +17,10 @@
 #include <unistd.h>
 
 #include "cn_bm25.h"
+#include "cn_cache.h"
 #include "cn_graph.h"
 #include "cn_idxfile.h"
+#include "cn_index.h"
 #include "cn_langs.h"
 #include "cn_nodes.h"
 #include "cn_records.h"
@@ -107,35 +109,17 @@ const char *cn_compile_stage_name(cn_compile_stage stage)
     return (size_t)stage < sizeof names / sizeof names[0] ? names[stage] : "compiling";
 }
 
-int cn_cache_current(const char *cache_dir, char **index_dir)
-{
-    char link[PATH_MAX], *cur = cn_path_join(cache_dir, "current");
-    ssize_t n;
-
-    *index_dir = NULL;
-    if (cur == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
-    n = readlink(cur, link, sizeof link - 1);
-    free(cur);
-    if (n <= 0) return cn_error_set(CN_ENOTFOUND, "nothing compiled in %s yet", cache_dir);
-    link[n] = '\0';
-    if (strchr(link, '/') != NULL)
-        return cn_error_set(CN_ECORRUPT, "%s/current points outside the cache (%s)", cache_dir, link);
-    *index_dir = cn_path_join(cache_dir, link);
-    return *index_dir ? 0 : cn_error_set(CN_ENOMEM, "out of memory");
-}
-
 /* ---- lock --------------------------------------------------------------- */
 
-static int lock_acquire(const cn_compile_opts *o, const char *cache_dir, int *fd_out)
+static int lock_acquire(const cn_compile_opts *o, int cache_fd, const char *cache_dir, int *fd_out)
 {
     char *path = cn_path_join(cache_dir, "lock");
-    int fd;
+    int fd, rc;
 
     *fd_out = -1;
     if (path == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
-    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        int rc = cn_error_set(CN_EIO, "%s: cannot open: %s", path, strerror(errno));
+    /* never through a link: the note below truncates the file */
+    if ((rc = cn_cache_lock_open(cache_fd, cache_dir, &fd)) < 0) {
         free(path);
         return rc;
     }
@@ -145,8 +129,8 @@ static int lock_acquire(const cn_compile_opts *o, const char *cache_dir, int *fd
         who[k > 0 ? k : 0] = '\0';
         if (who[0] && who[strlen(who) - 1] == '\n') who[strlen(who) - 1] = '\0';
         if (o->no_wait) {
-            int rc = cn_error_set(CN_ELOCKED, "another compile of this repository is running (%s); "
-                                              "try again when it ends", who[0] ? who : "lock held");
+            rc = cn_error_set(CN_ELOCKED, "another compile of this repository is running (%s); "
+                                          "try again when it ends", who[0] ? who : "lock held");
             close(fd);
             free(path);
             return rc;
@@ -154,7 +138,7 @@ static int lock_acquire(const cn_compile_opts *o, const char *cache_dir, int *fd
         progress(o, CN_STAGE_LOCK, 0, 0, who[0] ? who : "another compile");
         while (flock(fd, LOCK_EX) != 0) {
             if (errno != EINTR) {
-                int rc = cn_error_set(CN_EIO, "%s: cannot lock: %s", path, strerror(errno));
+                rc = cn_error_set(CN_EIO, "%s: cannot lock: %s", path, strerror(errno));
                 close(fd);
                 free(path);
                 return rc;
@@ -185,30 +169,13 @@ static void lock_release(int fd)
 
 /* ---- cache directory housekeeping --------------------------------------- */
 
-static int remove_tree(const char *path)
-{
-    DIR *d = opendir(path);
-    struct dirent *de;
-    if (d == NULL) return unlink(path) == 0 || errno == ENOENT ? 0 : -1;
-    while ((de = readdir(d)) != NULL) {
-        char *child;
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
-        child = cn_path_join(path, de->d_name);
-        if (child == NULL) break;
-        if (de->d_type == DT_DIR) remove_tree(child);
-        else unlink(child);
-        free(child);
-    }
-    closedir(d);
-    return rmdir(path);
-}
-
 /* Under the lock, anything named gen-* that is neither the generation
  * being served (`keep`) nor this build's (named `mine`, with or without
  * ".tmp") is garbage: an interrupted build, or the generation the last
  * build replaced. */
 typedef struct collector {
     char *cache_dir, *keep, *mine;
+    int cache_fd;   /* the cache directory: entries are removed relative to it */
     pthread_t tid;
     bool running;
 } collector;
@@ -217,29 +184,35 @@ static void *collect_garbage(void *data)
 {
     const collector *c = data;
     size_t ml = strlen(c->mine);
-    DIR *d = opendir(c->cache_dir);
+    int fd = openat(c->cache_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     struct dirent *de;
-    if (d == NULL) return NULL;
+    if (d == NULL) {
+        if (fd >= 0) close(fd);
+        return NULL;
+    }
     while ((de = readdir(d)) != NULL) {
-        char *p;
-        if (strncmp(de->d_name, "gen-", 4) != 0) continue;
+        if (!cn_cache_is_generation(de->d_name)) continue;
         if (c->keep && strcmp(de->d_name, c->keep) == 0) continue;
         if (strncmp(de->d_name, c->mine, ml) == 0 && (de->d_name[ml] == '\0' || strcmp(de->d_name + ml, ".tmp") == 0))
             continue;
-        p = cn_path_join(c->cache_dir, de->d_name);
-        if (p) remove_tree(p);
-        free(p);
+        /* checked before the collector started; one that is not what
+         * codenib made by now is left alone (and refused next time) */
+        cn_cache_remove(c->cache_fd, c->cache_dir, de->d_name);
     }
     closedir(d);
+    cn_error_clear();
     return NULL;
 }
 
 /* Removing a generation takes milliseconds (and the disk's discards): it
  * is done on a thread of its own while this build lists and parses, and
  * the generation a build replaces waits for the next build. */
-static void collector_start(collector *c, const char *cache_dir, const char *current, const char *mine)
+static void collector_start(collector *c, int cache_fd, const char *cache_dir, const char *current,
+                            const char *mine)
 {
     const char *slash = current ? strrchr(current, '/') : NULL;
+    c->cache_fd = cache_fd;
     c->cache_dir = cn_strdup(cache_dir);
     c->keep = current ? cn_strdup(slash ? slash + 1 : current) : NULL;
     c->mine = cn_strdup(mine);
@@ -258,38 +231,32 @@ static void collector_wait(collector *c)
     c->cache_dir = c->keep = c->mine = NULL;
 }
 
-static int fsync_path(const char *path)
+static void fsync_entry(int dfd, const char *name)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
+    int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return;
     fsync(fd);
     close(fd);
-    return 0;
 }
 
-/* Publishes `tmp_dir` as generation `gen` and points `current` at it. */
-static int publish(const char *cache_dir, const char *tmp_dir, const char *gen)
+/* Publishes generation `gen` (built in `gen`.tmp) and points `current` at
+ * it, relative to the cache directory: nothing there is followed. */
+static int publish(int cache_fd, const char *cache_dir, const char *gen)
 {
-    char *final = cn_path_join(cache_dir, gen), *link_tmp = cn_path_join(cache_dir, "current.tmp"),
-         *link = cn_path_join(cache_dir, "current");
+    char tmp_name[96];
     int rc = 0;
 
-    if (final == NULL || link_tmp == NULL || link == NULL) {
-        rc = cn_error_set(CN_ENOMEM, "out of memory");
+    snprintf(tmp_name, sizeof tmp_name, "%s.tmp", gen);
+    fsync_entry(cache_fd, tmp_name);
+    if (renameat(cache_fd, tmp_name, cache_fd, gen) != 0) {
+        rc = cn_error_set(CN_EIO, "cannot publish %s/%s: %s", cache_dir, gen, strerror(errno));
     } else {
-        fsync_path(tmp_dir);
-        if (rename(tmp_dir, final) != 0) {
-            rc = cn_error_set(CN_EIO, "cannot publish %s: %s", final, strerror(errno));
-        } else {
-            unlink(link_tmp);
-            if (symlink(gen, link_tmp) != 0 || rename(link_tmp, link) != 0)
-                rc = cn_error_set(CN_EIO, "cannot switch %s to %s: %s", link, gen, strerror(errno));
-            fsync_path(cache_dir);
-        }
+        /* a link, if anything: checked with the cache's other entries */
+        unlinkat(cache_fd, "current.tmp", 0);
+        if (symlinkat(gen, cache_fd, "current.tmp") != 0 || renameat(cache_fd, "current.tmp", cache_fd, "current") != 0)
+            rc = cn_error_set(CN_EIO, "cannot switch %s/current to %s: %s", cache_dir, gen, strerror(errno));
+        fsync(cache_fd);
     }
-    free(final);
-    free(link_tmp);
-    free(link);
     return rc;
 }
 
@@ -690,14 +657,6 @@ int cn_json_write_file(const char *path, json_object *o)
     return rc;
 }
 
-static int write_json(const char *dir, const char *name, json_object *o)
-{
-    char *path = cn_path_join(dir, name);
-    int rc = path ? cn_json_write_file(path, o) : cn_error_set(CN_ENOMEM, "out of memory");
-    free(path);
-    return rc;
-}
-
 /* ---- the compile -------------------------------------------------------- */
 
 static bool wants(const cn_compile_opts *o, const char *index)
@@ -861,8 +820,8 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
     pthread_t graph_tid;
     bool graph_running = false;
     uint64_t started_ns;
-    int lock_fd = -1, rc;
-    bool syncing = false;
+    int lock_fd = -1, cache_fd = -1, rc;
+    bool syncing = false, made_tmp = false;
 
     memset(res, 0, sizeof *res);
     memset(&graph_stats, 0, sizeof graph_stats);
@@ -906,8 +865,12 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
         }
         free(cache_real);
     }
-    if ((rc = lock_acquire(o, cache, &lock_fd)) < 0) goto out;
+    if ((rc = cn_cache_dir_open(cache, &cache_fd)) < 0 || (rc = lock_acquire(o, cache_fd, cache, &lock_fd)) < 0)
+        goto out;
     mark(res, &tm, CN_STAGE_LOCK);
+    /* under the lock: every entry the collector and the publishing below
+     * may remove or replace is what codenib made, or nothing is done */
+    if ((rc = cn_cache_check(cache_fd, cache)) < 0) goto out;
     /* time and process tell builds of different processes apart; the
      * sequence, two builds of one process within the same second */
     snprintf(gen, sizeof gen, "gen-%ld-%ld-%u", (long)time(NULL), (long)getpid(),
@@ -918,7 +881,7 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
         cn_error_clear();
         cur_dir = NULL;
     }
-    collector_start(&gc, cache, cur_dir, gen);
+    collector_start(&gc, cache_fd, cache, cur_dir, gen);
 
     if ((rc = cn_langs_discover(&langs)) < 0) goto out;
     if (langs.len == 0) {
@@ -985,11 +948,12 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
         cn_buf_printf(&b, "%s/%s.tmp", cache, gen);
         tmp_dir = cn_buf_steal(&b);
     }
-    if (tmp_dir == NULL || mkdir(tmp_dir, 0755) != 0) {
+    if (tmp_dir == NULL || mkdirat(cache_fd, strrchr(tmp_dir, '/') + 1, 0755) != 0) {
         rc = cn_error_set(CN_EIO, "cannot create %s: %s", tmp_dir ? tmp_dir : "a build directory",
                           strerror(errno));
         goto out;
     }
+    made_tmp = true;
     /* its files are synced on a thread while the next ones are built */
     if ((rc = cn_fsync_dir_begin(tmp_dir)) < 0) goto out;
     syncing = true;
@@ -1056,12 +1020,12 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
     res->manifest = build_manifest(o, root, &identity, tmp_dir, &langs, files, n, recs, &res->walk, &res->parse,
                                    res->n_nodes, wants(o, "bm25"), wants(o, "graph") ? &graph_stats : NULL,
                                    res->has_vectors ? &res->vectors : NULL, built_at);
-    if ((rc = write_json(tmp_dir, CN_MANIFEST_FILE, res->manifest)) < 0) goto out;
+    if ((rc = cn_index_manifest_write(tmp_dir, res->manifest)) < 0) goto out;
 
     progress(o, CN_STAGE_PUBLISH, 0, 0, NULL);
     collector_wait(&gc);   /* done long ago, as a rule */
     syncing = false;
-    if ((rc = cn_fsync_dir_finish(tmp_dir)) < 0 || (rc = publish(cache, tmp_dir, gen)) < 0) goto out;
+    if ((rc = cn_fsync_dir_finish(tmp_dir)) < 0 || (rc = publish(cache_fd, cache, gen)) < 0) goto out;
     mark(res, &tm, CN_STAGE_PUBLISH);
     res->cache_dir = cache;
     cache = NULL;
@@ -1082,8 +1046,15 @@ out:
         cn_fsync_dir_finish(tmp_dir);
         cn_error_set(saved.code, "%s", saved.message);
     }
-    if (rc < 0 && tmp_dir) remove_tree(tmp_dir);
+    if (rc < 0 && made_tmp) {   /* this build's own directory */
+        cn_error saved = *cn_error_last();
+        char tmp_name[96];
+        snprintf(tmp_name, sizeof tmp_name, "%s.tmp", gen);
+        cn_cache_remove(cache_fd, cache, tmp_name);
+        cn_error_set(saved.code, "%s", saved.message);
+    }
     lock_release(lock_fd);
+    if (cache_fd >= 0) close(cache_fd);
     if (recs)
         for (size_t i = 0; i < n; i++) cn_file_rec_clear(&recs[i]);
     free(recs);

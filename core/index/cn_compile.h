@@ -96,6 +96,9 @@ int cn_json_write_file(const char *path, json_object *o);
 typedef struct cn_status {
     bool compiled;
     bool fresh;
+    /* a part of the index is missing or fails its checks: never fresh */
+    bool damaged;
+    char *damage;                  /* what and where (the file), when damaged */
     /* the vector index, when the generation has one */
     bool has_vectors;
     bool vectors_usable;           /* its embedder and store are installed */

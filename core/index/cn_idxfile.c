@@ -230,7 +230,7 @@ int cn_idx_writer_write(cn_idx_writer *w, const char *path)
         free(head);
         return cn_error_set(CN_ENOMEM, "out of memory");
     }
-    fd = open(tmp.data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    fd = open(tmp.data, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
         rc = cn_error_set(CN_EIO, "%s: cannot create: %s", tmp.data, strerror(errno));
     } else {
@@ -293,7 +293,12 @@ int cn_idx_open(const char *path, const char magic[CN_IDX_MAGIC_LEN], uint32_t v
     cn_idx_file *f;
 
     *out = NULL;
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* An index file is one codenib wrote in its cache: never a link (to be
+     * read through), never a FIFO (to hang on). */
+    fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 && errno == ELOOP)
+        return cn_error_set(CN_ECORRUPT, "%s: a symbolic link where codenib writes an index file; codenib does not "
+                                         "follow it: recompile with `codenib compile --rebuild`", path);
     if (fd < 0) {
         return cn_error_set(errno == ENOENT ? CN_ENOTFOUND : CN_EIO, "%s: cannot open: %s", path,
                             strerror(errno));

@@ -1,20 +1,162 @@
 /* Opened indexes and the index services of the host table. */
 #include "cn_index.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <codenib/lang.h>
 
 #include "../plugin/cn_backends.h"
 #include "../plugin/cn_host.h"
 #include "cn_compile.h"
+#include "cn_idxfile.h"
+
+/* The manifest is sealed with a checksum of its own text (a JSON string
+ * of 16 hex digits under "checksum", the last key; zeros while the sum is
+ * taken): the index files carry theirs, and a flipped bit in the manifest
+ * could otherwise make a part look absent or the selection another. */
+#define SUM_KEY "\"checksum\":"
+#define SUM_DIGITS 16
+
+/* The sum's 16 digits in `text`, or NULL. */
+static char *sum_field(char *text)
+{
+    char *p = NULL, *q;
+    for (q = strstr(text, SUM_KEY); q != NULL; q = strstr(q + 1, SUM_KEY)) p = q;
+    if (p == NULL) return NULL;
+    p += strlen(SUM_KEY);
+    while (*p == ' ') p++;
+    if (*p != '"' || strspn(p + 1, "0123456789abcdef") != SUM_DIGITS || p[1 + SUM_DIGITS] != '"') return NULL;
+    return p + 1;
+}
+
+static uint64_t sum_of(const char *text, size_t len, const char *field)
+{
+    cn_hash64_state h;
+    cn_hash64_init(&h, 0x6d616e6966657374ull);
+    cn_hash64_update(&h, text, (size_t)(field - text));
+    cn_hash64_update(&h, "0000000000000000", SUM_DIGITS);
+    cn_hash64_update(&h, field + SUM_DIGITS, len - (size_t)(field - text) - SUM_DIGITS);
+    return cn_hash64_final(&h);
+}
+
+int cn_index_manifest_write(const char *dir, json_object *m)
+{
+    char *path = cn_path_join(dir, CN_MANIFEST_FILE), *text = NULL, *field, hex[SUM_DIGITS + 1];
+    int rc;
+
+    json_object_object_add(m, "checksum", json_object_new_string("0000000000000000"));
+    if (path != NULL)
+        text = cn_strprintf("%s\n", json_object_to_json_string_ext(m, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                                           JSON_C_TO_STRING_NOSLASHESCAPE));
+    if (path == NULL || text == NULL) {
+        rc = cn_error_set(CN_ENOMEM, "out of memory");
+    } else if ((field = sum_field(text)) == NULL) {
+        rc = cn_error_set(CN_EINVAL, "%s: the checksum field is not where it is written (a codenib bug)", path);
+    } else {
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)sum_of(text, strlen(text), field));
+        memcpy(field, hex, SUM_DIGITS);
+        json_object_object_add(m, "checksum", json_object_new_string(hex));
+        rc = cn_file_write_atomic(path, text, strlen(text));
+    }
+    free(text);
+    free(path);
+    return rc;
+}
+
+int cn_index_manifest_read(const char *dir, json_object **out)
+{
+    char *path = cn_path_join(dir, CN_MANIFEST_FILE);
+    struct stat st;
+    cn_buf b = CN_BUF_INIT;
+    char *field, hex[SUM_DIGITS + 1];
+    int fd, rc = 0;
+
+    *out = NULL;
+    if (path == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
+    /* written by codenib in its cache: not a link, not a FIFO to hang on */
+    fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (16 << 20)) {
+        rc = cn_error_set(CN_ECORRUPT, "%s: %s: the index is damaged; recompile with `codenib compile --rebuild`", path,
+                          fd < 0 ? strerror(errno) : "not a regular file of at most 16 MiB");
+    } else {
+        char chunk[65536];
+        ssize_t k;
+        while ((k = read(fd, chunk, sizeof chunk)) > 0) cn_buf_append(&b, chunk, (size_t)k);
+        if (k < 0) rc = cn_error_set(CN_EIO, "%s: read failed: %s", path, strerror(errno));
+        else if (b.oom) rc = cn_error_set(CN_ENOMEM, "out of memory");
+        else if ((field = b.data ? sum_field(b.data) : NULL) == NULL || strlen(b.data) != b.len)
+            rc = cn_error_set(CN_ECORRUPT, "%s: no checksum codenib wrote: the index is damaged (or was built by "
+                                           "another codenib); recompile with `codenib compile --rebuild`", path);
+        else if (snprintf(hex, sizeof hex, "%016llx", (unsigned long long)sum_of(b.data, b.len, field)) != SUM_DIGITS ||
+                 memcmp(hex, field, SUM_DIGITS) != 0)
+            rc = cn_error_set(CN_ECORRUPT, "%s: checksum mismatch: the index is damaged; recompile with "
+                                           "`codenib compile --rebuild`", path);
+        else if (cn_json_parse(b.data ? b.data : "", path, out) < 0 || !json_object_is_type(*out, json_type_object)) {
+            char why[sizeof cn_error_last()->message];
+            snprintf(why, sizeof why, "%s", *out == NULL ? cn_error_last()->message : "not a JSON object");
+            rc = cn_error_set(CN_ECORRUPT, "%s: not a manifest codenib wrote (%s): the index is damaged; recompile "
+                                           "with `codenib compile --rebuild`", path, why);
+        }
+    }
+    if (fd >= 0) close(fd);
+    if (rc < 0) {
+        json_object_put(*out);
+        *out = NULL;
+    }
+    cn_buf_free(&b);
+    free(path);
+    return rc;
+}
+
+/* Whether the manifest lists index `name` as built. */
+static bool listed(json_object *manifest, const char *name)
+{
+    json_object *idx = NULL;
+    return json_object_object_get_ex(manifest, "indexes", &idx) && json_object_object_get_ex(idx, name, NULL);
+}
+
+/* Opens part `file` of the index in `dir` with `open_fn`: one the manifest
+ * lists must be there (missing, the index is damaged, not built without
+ * it); one it does not list must not be. */
+static int open_part(const char *dir, json_object *manifest, const char *name, const char *file,
+                     int (*open_fn)(const char *, void *), void *out)
+{
+    char *p = cn_path_join(dir, file);
+    struct stat st;
+    int rc;
+    if (p == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
+    if (!listed(manifest, name)) {
+        /* compiled without it, the file is not there: a manifest that does
+         * not list a part beside it lost it (a damaged manifest) */
+        rc = lstat(p, &st) == 0 ? cn_error_set(CN_ECORRUPT, "%s/%s does not list the %s index %s holds: the index is "
+                                                            "damaged; recompile with `codenib compile --rebuild`",
+                                                dir, CN_MANIFEST_FILE, name, p)
+                                : 0;
+        free(p);
+        return rc;
+    }
+    rc = open_fn(p, out);
+    if (rc == CN_ENOTFOUND)
+        rc = cn_error_set(CN_ECORRUPT, "%s: missing, though the index's manifest lists it: the index is damaged; "
+                                       "recompile with `codenib compile --rebuild`", p);
+    free(p);
+    return rc;
+}
+
+static int open_nodes(const char *p, void *out) { return cn_nodes_open(p, out); }
+static int open_bm25(const char *p, void *out) { return cn_bm25_open(p, out); }
+static int open_graph(const char *p, void *out) { return cn_graph_open(p, out); }
 
 int cn_index_open(const char *dir, const char *repo_root, struct cn_index **out)
 {
     struct cn_index *x = calloc(1, sizeof *x);
-    char *p = NULL;
+    json_object *m = NULL;
     int rc;
 
     *out = NULL;
@@ -22,51 +164,38 @@ int cn_index_open(const char *dir, const char *repo_root, struct cn_index **out)
     pthread_mutex_init(&x->lsp_lock, NULL);
     x->dir = cn_strdup(dir);
     x->repo_root = cn_strdup(repo_root);
-    p = cn_path_join(dir, CN_NODES_FILE);
-    if (x->dir == NULL || x->repo_root == NULL || p == NULL) {
+    if (x->dir == NULL || x->repo_root == NULL) {
         rc = cn_error_set(CN_ENOMEM, "out of memory");
         goto fail;
     }
-    if ((rc = cn_nodes_open(p, &x->nodes)) < 0) goto fail;
-    free(p);
-    p = cn_path_join(dir, CN_BM25_INDEX_FILE);
-    if (p == NULL) {
-        rc = cn_error_set(CN_ENOMEM, "out of memory");
+    /* The manifest says which parts were built: a part it lists that is
+     * gone makes the index damaged, never one answering without it. */
+    if ((rc = cn_index_manifest_read(dir, &m)) < 0) goto fail;
+    if (!listed(m, "nodes")) {
+        rc = cn_error_set(CN_ECORRUPT, "%s/%s lists no nodes index: the index is damaged; recompile with "
+                                       "`codenib compile --rebuild`", dir, CN_MANIFEST_FILE);
         goto fail;
     }
-    rc = cn_bm25_open(p, &x->bm25);
-    if (rc == CN_ENOTFOUND) {
-        cn_error_clear();   /* compiled without --index bm25 */
-    } else if (rc < 0) {
-        goto fail;
-    } else if (cn_bm25_doc_count(x->bm25) != cn_nodes_count(x->nodes)) {
+    if ((rc = open_part(dir, m, "nodes", CN_NODES_FILE, open_nodes, &x->nodes)) < 0) goto fail;
+    if ((rc = open_part(dir, m, "bm25", CN_BM25_INDEX_FILE, open_bm25, &x->bm25)) < 0) goto fail;
+    if (x->bm25 != NULL && cn_bm25_doc_count(x->bm25) != cn_nodes_count(x->nodes)) {
         rc = cn_error_set(CN_ECORRUPT, "%s: the BM25 index has %u documents for %u nodes; "
                                        "recompile with `codenib compile --rebuild`",
                           dir, cn_bm25_doc_count(x->bm25), cn_nodes_count(x->nodes));
         goto fail;
     }
-    free(p);
-    p = cn_path_join(dir, CN_GRAPH_FILE);
-    if (p == NULL) {
-        rc = cn_error_set(CN_ENOMEM, "out of memory");
-        goto fail;
-    }
-    rc = cn_graph_open(p, &x->graph);
-    if (rc == CN_ENOTFOUND) {
-        cn_error_clear();   /* compiled without the graph */
-    } else if (rc < 0) {
-        goto fail;
-    } else if (cn_graph_node_count(x->graph) != cn_nodes_count(x->nodes)) {
+    if ((rc = open_part(dir, m, "graph", CN_GRAPH_FILE, open_graph, &x->graph)) < 0) goto fail;
+    if (x->graph != NULL && cn_graph_node_count(x->graph) != cn_nodes_count(x->nodes)) {
         rc = cn_error_set(CN_ECORRUPT, "%s: the graph has %u nodes for %u in the nodes index; "
                                        "recompile with `codenib compile --rebuild`",
                           dir, cn_graph_node_count(x->graph), cn_nodes_count(x->nodes));
         goto fail;
     }
-    free(p);
+    json_object_put(m);
     *out = x;
     return 0;
 fail:
-    free(p);
+    json_object_put(m);
     cn_index_close(x);
     return rc;
 }
@@ -80,11 +209,12 @@ int cn_index_open_repo(const char *repo, const char *cache_dir, struct cn_index 
     if (root == NULL) return cn_error_set(CN_ENOTFOUND, "repository %s does not exist", repo);
     if (cache_dir) cache = cn_strdup(cache_dir);
     else if ((rc = cn_cache_dir_for(root, &cache)) < 0) goto out;
-    if ((rc = cn_cache_current(cache, &dir)) < 0) {
+    if ((rc = cn_cache_current(cache, &dir)) == CN_ENOTFOUND) {
         rc = cn_error_set(CN_ENOTFOUND, "%s has not been compiled (no index in %s): run `codenib "
                                         "compile %s`", repo, cache, repo);
         goto out;
     }
+    if (rc < 0) goto out;   /* a damaged or refused cache says so itself */
     rc = cn_index_open(dir, root, out);
 out:
     free(root);

@@ -9,6 +9,7 @@
 #include "../plugin/cn_host.h"
 #include "cn_compile.h"
 #include "cn_idxfile.h"
+#include "cn_index.h"
 #include "cn_records.h"
 
 static int reason(cn_status *st, const char *fmt, ...) CN_PRINTF(2, 3);
@@ -21,6 +22,19 @@ static int reason(cn_status *st, const char *fmt, ...)
     va_end(ap);
     st->fresh = false;
     return cn_strv_push_owned(&st->reasons, cn_buf_steal(&b));
+}
+
+/* The index is damaged: cn_error_last() says where (the file) and what;
+ * taken as the reason, and the error cleared. */
+static int damaged(cn_status *st)
+{
+    int rc;
+    st->damaged = true;
+    free(st->damage);
+    st->damage = cn_strdup(cn_error_last()->message);
+    rc = reason(st, "%s", cn_error_last()->message);   /* names the file, says it is damaged */
+    cn_error_clear();
+    return st->damage == NULL ? cn_error_set(CN_ENOMEM, "out of memory") : rc;
 }
 
 /* Whether backend `id` of `kind` is installed and loads; a reason else. */
@@ -87,7 +101,7 @@ static void check_vectors(cn_status *st, const char *dir, json_object *manifest)
 
 int cn_status_check(const char *repo, const char *cache_dir, cn_status *st)
 {
-    char *cache = NULL, *dir = NULL, *root = NULL, *mpath = NULL, *rpath = NULL;
+    char *cache = NULL, *dir = NULL, *root = NULL, *rpath = NULL;
     json_object *m = NULL, *sel = NULL, *v;
     cn_langs langs = {0};
     cn_records *recs = NULL;
@@ -103,21 +117,35 @@ int cn_status_check(const char *repo, const char *cache_dir, cn_status *st)
     if (root == NULL) return cn_error_set(CN_ENOTFOUND, "repository %s does not exist", repo);
     if (cache_dir) cache = cn_strdup(cache_dir);
     else if ((rc = cn_cache_dir_for(root, &cache)) < 0) goto out;
-    if (cn_cache_current(cache, &dir) < 0) {
+    if ((rc = cn_cache_current(cache, &dir)) == CN_ENOTFOUND) {
         cn_error_clear();
         st->compiled = false;
         rc = reason(st, "not compiled yet (no index in %s); run `codenib compile %s`", cache, repo);
         goto out;
     }
+    if (rc == CN_ECORRUPT) {   /* `current` names a generation that is gone */
+        st->compiled = true;
+        rc = damaged(st);
+        goto out;
+    }
+    if (rc < 0) goto out;   /* a cache entry codenib did not make: refused */
     st->compiled = true;
     st->fresh = true;
-    mpath = cn_path_join(dir, CN_MANIFEST_FILE);
-    m = json_object_from_file(mpath);
-    if (m == NULL) {
-        rc = reason(st, "the manifest %s cannot be read; recompile", mpath);
+    /* every part of the index whole and as its manifest says, or the
+     * index is damaged: never fresh, whatever the files are */
+    if (cn_index_manifest_read(dir, &m) < 0) {
+        rc = damaged(st);
         goto out;
     }
     st->manifest = json_object_get(m);
+    {
+        struct cn_index *idx = NULL;
+        if (cn_index_open(dir, root, &idx) < 0) {
+            rc = damaged(st);
+            goto out;
+        }
+        cn_index_close(idx);
+    }
     check_vectors(st, dir, m);
     if (json_object_object_get_ex(m, "selection", &sel)) {
         if (json_object_object_get_ex(sel, "exclude_dirs", &v))
@@ -150,8 +178,7 @@ int cn_status_check(const char *repo, const char *cache_dir, cn_status *st)
     }
     rpath = cn_path_join(dir, CN_RECORDS_FILE);
     if (cn_records_open(rpath, &langs, &recs) < 0) {
-        cn_error_clear();
-        rc = reason(st, "the parse records of the index cannot be read; recompile");
+        rc = damaged(st);
         goto out;
     }
     {
@@ -217,7 +244,6 @@ out:
     free(root);
     free(cache);
     free(dir);
-    free(mpath);
     free(rpath);
     return rc;
 }
@@ -226,6 +252,7 @@ void cn_status_free(cn_status *st)
 {
     json_object_put(st->manifest);
     json_object_put(st->vectors);
+    free(st->damage);
     cn_strv_free(&st->reasons);
     memset(st, 0, sizeof *st);
 }

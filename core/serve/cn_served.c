@@ -121,6 +121,7 @@ static int compile_repo(cn_served *s, const cn_status *st, bool rebuild)
     s->stage = -1;
     if (st == NULL) cn_served_log(s, "compiling %s again from scratch", s->repo);
     else if (!st->compiled) cn_served_log(s, "%s has no index yet: compiling it", s->repo);
+    else if (st->damaged) cn_served_log(s, "the index of %s is damaged (%s): rebuilding it", s->repo, st->damage);
     else
         cn_served_log(s, "%s changed since its index was built (%s): compiling again", s->repo,
                       st->reasons.len ? st->reasons.items[0] : "stale");
@@ -228,7 +229,7 @@ int cn_served_refresh(cn_served *s)
     }
     fresh = st.compiled && st.fresh;
     if (!fresh && !s->no_compile) {
-        rc = compile_repo(s, &st, false);
+        rc = compile_repo(s, &st, st.damaged);   /* nothing of a damaged index is reused */
         fresh = rc == 0;
     } else if (!st.compiled) {
         rc = cn_error_set(CN_ENOTFOUND, "%s has no index and this server does not compile (--no-compile): run "
