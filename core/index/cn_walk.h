@@ -28,6 +28,9 @@ typedef struct cn_walk_stats {
     size_t too_large;
     size_t not_regular;      /* symlinks, submodules, deleted files */
     bool used_git;
+    size_t outside;          /* paths git listed that lead outside the root
+                              * ("..", absolute, through a symbolic link):
+                              * logged and left out */
 } cn_walk_stats;
 
 typedef struct cn_walk_opts {
