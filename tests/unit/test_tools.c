@@ -167,9 +167,10 @@ static void test_read(const cn_tools_config *c)
            "     3\t    return 1;\n     4\t}\n", "read: ./ prefix and a quoted number");
     expect_err(c, "read", "{\"path\":\"a.txt\",\"offset\":5}", CN_EINVAL, "has only 4 lines",
                "read: offset past the end");
-    expect(c, "read", "{\"path\":\"link_in\",\"limit\":1}",
-           "     1\talpha\n[showing lines 1-1 of 4; read on with offset=2]\n",
-           "read: a symlink inside the repository is followed");
+    /* whether a link stays inside can change between a check and the
+     * open: none is followed */
+    expect_err(c, "read", "{\"path\":\"link_in\",\"limit\":1}", CN_EDENIED, "symbolic link",
+               "read: a symlink inside the repository is refused");
     expect(c, "read", "{\"path\":\"empty.txt\"}", "[empty.txt is empty]\n", "read: empty file");
     expect_err(c, "read", "{\"path\":\"bin.dat\"}", CN_EINVAL, "binary file", "read: binary refused");
     expect_err(c, "read", "{\"path\":\"src\"}", CN_EINVAL, "is a directory", "read: directory refused");
@@ -320,7 +321,7 @@ static void test_hostile(const cn_tools_config *c)
                "hostile: /etc/passwd");
     expect_err(c, "read", "{\"path\":\"a/../../x\"}", CN_EDENIED, "'..' is refused",
                "hostile: a/../../x");
-    expect_err(c, "read", "{\"path\":\"link_out\"}", CN_EDENIED, "resolves outside the repository",
+    expect_err(c, "read", "{\"path\":\"link_out\"}", CN_EDENIED, "symbolic link",
                "hostile: read through an escaping symlink");
     expect_err(c, "read", "{\"path\":\"dir_out/passwd\"}", CN_EDENIED, "outside the repository",
                "hostile: read through an escaping directory symlink");
@@ -507,7 +508,7 @@ int main(void)
     under_valgrind = v != NULL && *v != '\0';
     make_repo();
     cn_tools_config_init(&c, root);
-    ok(!c.bash_enabled && c.bash_timeout_ms == 30000 && c.grep_timeout_ms == 5000 &&
+    ok(!c.bash_enabled && c.bash_timeout_ms == 30000 && c.call_timeout_ms == 5000 &&
            c.output_cap == 30000 && c.glob_cap == 200,
        "config: defaults");
     test_read(&c);
