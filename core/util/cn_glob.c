@@ -158,6 +158,8 @@ static bool match_plain(const char *pat, const char *path)
         if (p[n] == '\0') break;
         p += n + 1;
     }
+    /* a last "**" followed by a lone '/' reads as a last "**" */
+    if (k > 1 && ps[k - 1].n == 0 && ps[k - 2].any_dirs) k--;
     memset(cur, 0, (k + 1) * sizeof *cur);
     cur[0] = true;
     closure(cur, ps, k);
