@@ -308,6 +308,45 @@ static void test_glob(const cn_tools_config *c)
                "glob: path must be a directory");
 }
 
+/* Every read, grep and glob call has a deadline (call_timeout_ms): a tree
+ * of 4000 files cannot be listed in 1 ms, so glob answers with what it
+ * found so far and says so, and grep fails with CN_ETIMEOUT, rather than
+ * holding the caller (the MCP server answers one call at a time). */
+static void test_deadline(const cn_tools_config *c)
+{
+    cn_tools_config quick = *c;
+    char *out = NULL;
+    int rc;
+
+    mkdir_rel("many");
+    for (int d = 0; d < 40; d++) {
+        char rel[64];
+        snprintf(rel, sizeof rel, "many/d%02d", d);
+        mkdir_rel(rel);
+        for (int f = 0; f < 100; f++) {
+            snprintf(rel, sizeof rel, "many/d%02d/f%03d.txt", d, f);
+            put(rel, "x\n");
+        }
+    }
+    quick.call_timeout_ms = 1;
+    rc = run(&quick, "glob", "{\"pattern\":\"**/*.txt\",\"path\":\"many\"}", &out);
+    is_int(rc, 0, "deadline: glob past its time answers");
+    has_str(out, "time limit of 1 ms reached: the result is partial",
+            "deadline: and says its result is partial");
+    free(out);
+    expect_err(&quick, "grep", "{\"pattern\":\"y\",\"path\":\"many\"}", CN_ETIMEOUT,
+               "ran out of its time budget of 1 ms", "deadline: grep past its time fails, saying so");
+    rc = run(c, "glob", "{\"pattern\":\"**/f099.txt\",\"path\":\"many\"}", &out);
+    ok(rc == 0 && strstr(out, "many/d39/f099.txt") && !strstr(out, "time limit"),
+       "deadline: with the default budget the same tree is listed whole");
+    free(out);
+    {
+        char p[8192];
+        snprintf(p, sizeof p, "%s/many", root);
+        remove_tree(p);
+    }
+}
+
 /* ---- hostile inputs ------------------------------------------------------ */
 
 static void test_hostile(const cn_tools_config *c)
@@ -514,6 +553,7 @@ int main(void)
     test_read(&c);
     test_grep(&c);
     test_glob(&c);
+    test_deadline(&c);
     test_hostile(&c);
     test_bash(&c);
     test_dispatch(&c);
