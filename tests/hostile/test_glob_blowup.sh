@@ -37,5 +37,17 @@ check "grep with the same glob answers" sh -c \
 check "and the server goes on answering" sh -c \
   'grep "\"id\":4," "$0" | grep -q "x = 1"' "$OUT"
 
+# The deadline applies to the server's calls: a tree of 4000 files cannot
+# be listed in 1 ms, so glob answers with what it found and says so.
+wide=$TMPBASE/wide
+for d in $(seq -w 0 39); do
+  mkdir -p "$wide/d$d"
+  (cd "$wide/d$d" && seq -w 0 99 | sed 's/^/f/; s/$/.txt/' | xargs touch)
+done
+echo '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"glob","arguments":{"pattern":"**/*.txt"}}}' > "$msgs"
+cn_t 15 mcp --repo "$wide" --cache-dir "$TMPBASE/cache2" --quiet --tool-timeout 1 < "$msgs"
+check "with --tool-timeout 1, glob answers in time" rc_is 0
+check "and says its answer is partial" out_has "time limit of 1 ms reached: the result is partial"
+
 no_sentinels "nothing ran"
 done_testing
