@@ -24,11 +24,11 @@ typedef struct cn_mcp_options {
     const char *skills;        /* comma-separated allow list; NULL: every usable skill */
     bool no_compile;           /* never compile: serve the index as it is, stale or not */
     bool enable_bash;          /* offer the bash tool */
-    long tool_timeout_ms;      /* budget of one read, grep or glob call; 0: the
-                                * default (cn_tools_config.call_timeout_ms) */
     /* progress and warnings, one line each without a newline; may be NULL */
     void (*log)(const char *line, void *data);
     void *log_data;
+    long tool_timeout_ms;      /* budget of one read, grep or glob call; 0: the
+                                * default (cn_tools_config.call_timeout_ms) */
 } cn_mcp_options;
 
 typedef struct cn_mcp cn_mcp;
