@@ -3,19 +3,16 @@
 #include "cn_tools.h"
 
 #include <dirent.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../util/cn_beneath.h"
-
 #include "../index/cn_walk.h"
+#include "../util/cn_beneath.h"
 #include "../util/cn_glob.h"
 
 #define MAX_DEPTH 64
