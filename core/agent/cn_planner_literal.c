@@ -13,13 +13,16 @@
 #include "cn_planner.h"
 
 #include <ctype.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <codenib/lang.h>
 
 #include "../index/cn_index.h"
 #include "../index/cn_nodes.h"
+#include "../util/cn_beneath.h"
 
 #define MIN_LITERAL 4
 #define MIN_PREFIX 12
@@ -70,16 +73,19 @@ static int load_sources(const struct cn_index *idx, src **out, size_t *n_out)
     uint32_t nf = cn_nodes_file_count(idx->nodes);
     src *s = calloc(nf ? nf : 1, sizeof *s);
     size_t n = 0;
-    if (s == NULL) return CN_ENOMEM;
-    for (uint32_t i = 0; i < nf; i++) {
-        cn_file_view fv;
-        char *full;
-        if (cn_nodes_file(idx->nodes, i, &fv) < 0 || fv.is_test) continue;
-        if ((full = cn_path_join(idx->repo_root, fv.path)) == NULL) break;
-        if (cn_file_read(full, MAX_FILE_BYTES, &s[n].text, &s[n].len) == 0) s[n++].path = fv.path;
-        else cn_error_clear();   /* a file gone since the compile: skipped */
-        free(full);
+    /* files are read beneath the root, following no link (cn_beneath.h) */
+    int rootfd = open(idx->repo_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (s == NULL) {
+        if (rootfd >= 0) close(rootfd);
+        return CN_ENOMEM;
     }
+    for (uint32_t i = 0; rootfd >= 0 && i < nf; i++) {
+        cn_file_view fv;
+        if (cn_nodes_file(idx->nodes, i, &fv) < 0 || fv.is_test) continue;
+        if (cn_read_beneath(rootfd, fv.path, MAX_FILE_BYTES, &s[n].text, &s[n].len) == 0) s[n++].path = fv.path;
+        else cn_error_clear();   /* a file gone since the compile: skipped */
+    }
+    if (rootfd >= 0) close(rootfd);
     *out = s;
     *n_out = n;
     return 0;

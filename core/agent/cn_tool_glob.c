@@ -1,115 +1,25 @@
-/* The glob tool, and the confined file listing and glob matcher that grep
- * shares. */
+/* The glob tool, and the confined file listing that grep shares.  The
+ * matcher is cn_glob_match (polynomial whatever the pattern). */
 #include "cn_tools.h"
 
 #include <dirent.h>
-#include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../index/cn_walk.h"
 #include "../util/cn_utf8.h"
+#include "../util/cn_beneath.h"
+#include "../util/cn_glob.h"
 
 #define MAX_DEPTH 64
-#define MAX_EXPANSIONS 256
-#define MAX_PATTERN 1024
-
-/* ---- matching ------------------------------------------------------------ */
-
-/* One segment (up to '/' or the end) of pattern against one of path. */
-static bool segment_match(const char *pat, size_t pl, const char *name, size_t nl)
-{
-    char p[MAX_PATTERN + 1], n[PATH_MAX];
-    if (pl > MAX_PATTERN || nl >= sizeof n) return false;
-    memcpy(p, pat, pl);
-    p[pl] = '\0';
-    memcpy(n, name, nl);
-    n[nl] = '\0';
-    return fnmatch(p, n, 0) == 0;
-}
-
-/* pattern without braces against a '/'-separated path. */
-static bool match_plain(const char *pat, const char *path)
-{
-    const char *pe = strchr(pat, '/');
-    size_t pl = pe ? (size_t)(pe - pat) : strlen(pat);
-
-    if (pl == 2 && pat[0] == '*' && pat[1] == '*') {
-        const char *rest = pe ? pe + 1 : "";
-        if (*rest == '\0') return *path != '\0';
-        /* '**' spans zero or more whole directories. */
-        if (match_plain(rest, path)) return true;
-        for (const char *s = strchr(path, '/'); s; s = strchr(s + 1, '/'))
-            if (match_plain(rest, s + 1)) return true;
-        return false;
-    }
-    {
-        const char *ne = strchr(path, '/');
-        size_t nl = ne ? (size_t)(ne - path) : strlen(path);
-        if (*path == '\0' || !segment_match(pat, pl, path, nl)) return false;
-        if (pe == NULL) return ne == NULL;
-        return ne != NULL && match_plain(pe + 1, ne + 1);
-    }
-}
-
-/* Expands the first {a,b,...} group and matches each alternative. */
-static bool match_braces(const char *pat, const char *path, int *budget)
-{
-    const char *open = NULL, *close = NULL;
-    int depth = 0;
-
-    if (--*budget < 0) return false;
-    for (const char *s = pat; *s; s++) {
-        if (*s == '\\' && s[1]) {
-            s++;
-        } else if (*s == '{') {
-            if (depth++ == 0) open = s;
-        } else if (*s == '}' && depth > 0) {
-            if (--depth == 0) {
-                close = s;
-                break;
-            }
-        }
-    }
-    if (open == NULL || close == NULL) return match_plain(pat, path);
-    {
-        size_t pre = (size_t)(open - pat), post = strlen(close + 1);
-        const char *alt = open + 1;
-        depth = 0;
-        for (const char *s = open + 1; s <= close; s++) {
-            if (*s == '\\' && s[1]) {
-                s++;
-                continue;
-            }
-            if (*s == '{') depth++;
-            if (*s == '}' && depth > 0 && s != close) depth--;
-            if ((*s == ',' && depth == 0) || s == close) {
-                size_t al = (size_t)(s - alt);
-                char buf[MAX_PATTERN + 1];
-                bool m;
-                if (pre + al + post > MAX_PATTERN) return false;
-                memcpy(buf, pat, pre);
-                memcpy(buf + pre, alt, al);
-                memcpy(buf + pre + al, close + 1, post + 1);
-                m = match_braces(buf, path, budget);
-                if (m) return true;
-                alt = s + 1;
-            }
-        }
-    }
-    return false;
-}
-
-bool cn_tools__glob_match(const char *pattern, const char *path)
-{
-    int budget = MAX_EXPANSIONS;
-    if (strlen(pattern) > MAX_PATTERN) return false;
-    return match_braces(pattern, path, &budget);
-}
+#define MAX_PATTERN CN_GLOB_PATTERN_MAX
+/* Files matched between two looks at the clock. */
+#define CLOCK_EVERY 256
 
 /* ---- listing ------------------------------------------------------------- */
 
@@ -120,34 +30,54 @@ static bool excluded_dir(const char *name)
     return false;
 }
 
-/* Symlinks are not followed (as ripgrep does by default): one that leaves
- * the root must not leak, and one inside only repeats what is listed. */
-static int list_dir(const char *abs, const char *rel, int depth, cn_strv *files)
+typedef struct lister {
+    const cn_tools_config *c;
+    cn_strv *files;
+    bool partial;              /* the deadline cut the walk short */
+} lister;
+
+/* Lists the directory open as dfd (taken over), known as rel.  Symlinks
+ * are not followed (as ripgrep does by default): one that leaves the root
+ * must not leak, and one inside only repeats what is listed.  Children are
+ * opened relative to dfd with O_NOFOLLOW, so a directory swapped for a
+ * link after it was listed is not entered. */
+static int list_dir(lister *l, int dfd, const char *rel, int depth)
 {
     DIR *d;
     struct dirent *de;
     int rc = 0;
 
-    if (depth > MAX_DEPTH) return 0;
-    if ((d = opendir(abs)) == NULL) return 0;  /* unreadable: nothing to list */
+    if (depth > MAX_DEPTH) {
+        close(dfd);
+        return 0;
+    }
+    if ((d = fdopendir(dfd)) == NULL) {
+        close(dfd);
+        return 0;  /* unreadable: nothing to list */
+    }
     while (rc == 0 && (de = readdir(d)) != NULL) {
         const char *nm = de->d_name;
-        char *a, *r;
+        char *r;
         struct stat st;
         if (strcmp(nm, ".") == 0 || strcmp(nm, "..") == 0) continue;
-        a = cn_path_join(abs, nm);
+        if (cn_tools__late(l->c)) {
+            l->partial = true;
+            break;
+        }
         r = rel[0] ? cn_path_join(rel, nm) : cn_strdup(nm);
-        if (a == NULL || r == NULL) {
+        if (r == NULL) {
             rc = cn_error_set(CN_ENOMEM, "out of memory listing files");
-        } else if (lstat(a, &st) != 0) {
+        } else if (fstatat(dirfd(d), nm, &st, AT_SYMLINK_NOFOLLOW) != 0) {
             /* vanished meanwhile */
         } else if (S_ISDIR(st.st_mode)) {
-            if (!excluded_dir(nm)) rc = list_dir(a, r, depth + 1, files);
+            if (!excluded_dir(nm)) {
+                int cfd = openat(dirfd(d), nm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (cfd >= 0) rc = list_dir(l, cfd, r, depth + 1);
+            }
         } else if (S_ISREG(st.st_mode)) {
-            rc = cn_strv_push_owned(files, r) < 0 ? cn_error_set(CN_ENOMEM, "out of memory") : 0;
+            rc = cn_strv_push_owned(l->files, r) < 0 ? cn_error_set(CN_ENOMEM, "out of memory") : 0;
             r = NULL;
         }
-        free(a);
         free(r);
     }
     closedir(d);
@@ -171,13 +101,15 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int cn_tools__list_files(const cn_tools_config *c, const char *dir, cn_strv *files)
+int cn_tools__list_files(const cn_tools_config *c, int rootfd, const char *dir, cn_strv *files,
+                         bool *partial)
 {
-    char *abs = dir[0] ? cn_path_join(c->root, dir) : cn_strdup(c->root);
-    int rc;
-    if (abs == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
-    rc = list_dir(abs, dir, 0, files);
-    free(abs);
+    lister l = {c, files, false};
+    int fd = cn_tools__open(rootfd, dir, O_RDONLY | O_DIRECTORY), rc;
+    if (partial) *partial = false;
+    if (fd < 0) return fd;
+    rc = list_dir(&l, fd, dir, 0);
+    if (partial) *partial = l.partial;
     drop_odd_names(files);
     if (rc == 0 && files->len > 1) qsort(files->items, files->len, sizeof *files->items, cmp_str);
     return rc;
@@ -205,25 +137,34 @@ static int check_pattern(const char *pattern)
 }
 
 static int glob_emit(const cn_tools_config *c, const cn_strv *files, size_t base_len,
-                     const char *pattern, char **output)
+                     const char *pattern, bool partial, char **output)
 {
     cn_tools_out out;
-    size_t matched = 0;
+    size_t matched = 0, tried = 0;
     int rc = 0;
 
     cn_tools__out_init(&out, c->output_cap);
     for (size_t i = 0; i < files->len && rc == 0; i++) {
         const char *p = files->items[i];
-        if (!cn_tools__glob_match(pattern, p + base_len)) continue;
+        if (++tried % CLOCK_EVERY == 0 && cn_tools__late(c)) {
+            partial = true;
+            break;
+        }
+        if (!cn_glob_match(pattern, p + base_len)) continue;
         if (++matched <= c->glob_cap) rc = cn_tools__out_printf(&out, "%s\n", p);
     }
     if (rc == 0) {
         cn_buf note = CN_BUF_INIT;
-        if (matched == 0) cn_buf_printf(&note, "No files matched '%s'.\n", pattern);
+        if (matched == 0) cn_buf_printf(&note, "No files matched '%s'%s.\n", pattern,
+                                        partial ? " so far" : "");
         if (matched > c->glob_cap)
             cn_buf_printf(&note, "[%zu more paths not shown: %zu matched, the first %zu are "
                                  "listed; narrow the pattern or the path]\n",
                           matched - c->glob_cap, matched, c->glob_cap);
+        if (partial)
+            cn_buf_printf(&note, "[time limit of %ld ms reached: the result is partial, only "
+                                 "part of the tree was searched; narrow the path or the "
+                                 "pattern]\n", c->call_timeout_ms);
         rc = note.oom ? cn_error_set(CN_ENOMEM, "out of memory")
                       : cn_tools__out_finish_with(&out, note.data, output);
         cn_buf_free(&note);
@@ -234,24 +175,27 @@ static int glob_emit(const cn_tools_config *c, const cn_strv *files, size_t base
 
 int cn_tools__glob(const cn_tools_config *c, json_object *args, char **output)
 {
-    const char *pattern, *path, *rel;
-    char *abs = NULL;
+    const char *pattern, *path;
+    char *rel = NULL;
     cn_strv files = CN_STRV_INIT;
-    struct stat st;
-    int rc;
+    bool partial = false;
+    int rc, rootfd = -1;
 
     if ((rc = cn_tools__arg_str(args, "pattern", true, &pattern)) < 0 ||
         (rc = cn_tools__arg_str(args, "path", false, &path)) < 0)
         return rc;
     if ((rc = check_pattern(pattern)) < 0) return rc;
     while (pattern[0] == '.' && pattern[1] == '/') pattern += 2;
-    if ((rc = cn_tools__resolve(c, path, &abs, &rel)) < 0) return rc;
-    if (stat(abs, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        rc = cn_error_set(CN_EINVAL, "argument 'path': '%s' is not a directory", path);
-    } else if ((rc = cn_tools__list_files(c, rel, &files)) == 0) {
-        rc = glob_emit(c, &files, rel[0] ? strlen(rel) + 1 : 0, pattern, output);
+    if ((rc = cn_beneath_clean(path, &rel)) < 0) return rc;
+    if ((rootfd = cn_tools__open_root(c)) < 0) {
+        rc = rootfd;
+    } else if ((rc = cn_tools__is_dir(rootfd, rel)) <= 0) {
+        if (rc == 0) rc = cn_error_set(CN_EINVAL, "argument 'path': '%s' is not a directory", path);
+    } else if ((rc = cn_tools__list_files(c, rootfd, rel, &files, &partial)) == 0) {
+        rc = glob_emit(c, &files, rel[0] ? strlen(rel) + 1 : 0, pattern, partial, output);
     }
+    if (rootfd >= 0) close(rootfd);
     cn_strv_free(&files);
-    free(abs);
+    free(rel);
     return rc;
 }

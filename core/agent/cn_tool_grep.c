@@ -1,7 +1,10 @@
 /* The grep tool: PCRE2 over the repository's text files, line by line.
  * ripgrep is not used even when installed: its ignore rules, binary
  * detection and output differ from what this tool promises, and PCRE2's
- * limits give every pattern a bound we control.
+ * limits give every pattern a bound we control.  Files are listed and
+ * opened by descriptors beneath the root (cn_tools__list_files,
+ * cn_tools__open), never through a path string that a link swapped in
+ * could redirect.
  *
  * Every pattern is bounded twice: PCRE2's match, depth and heap limits
  * stop one catastrophic match (such as (a+)+$ on a long line of a's)
@@ -10,11 +13,16 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "cn_tools.h"
 
+#include <fcntl.h>
 #include <pcre2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include "../util/cn_beneath.h"
+#include "../util/cn_glob.h"
 
 #define MATCH_LIMIT 1000000u
 #define DEPTH_LIMIT 10000u
@@ -29,7 +37,8 @@ typedef struct grep_req {
     bool glob_path;            /* glob has a '/': match the path, not the name */
     grep_mode mode;
     long before, after, head_limit;
-    long long deadline;
+    const cn_tools_config *c;
+    int rootfd;                /* files are opened beneath it */
     pcre2_code *re;
     pcre2_match_data *md;
     pcre2_match_context *mctx;
@@ -122,10 +131,11 @@ static int match_line(grep_req *g, const char *s, size_t n, const char *path, si
 
 static int check_time(const grep_req *g, const char *path)
 {
-    if (cn_tools__now_ms() <= g->deadline) return 0;
+    if (!cn_tools__late(g->c)) return 0;
     return cn_error_set(CN_ETIMEOUT, "pattern too expensive: grep for '%s' ran out of its time "
-                                     "budget while searching %s; simplify the pattern or narrow "
-                                     "the path or glob", g->pattern, path);
+                                     "budget of %ld ms while searching %s; simplify the pattern "
+                                     "or narrow the path or glob", g->pattern,
+                        g->c->call_timeout_ms, path);
 }
 
 /* Room for one more shown line or entry under head_limit. */
@@ -246,22 +256,21 @@ static int grep_data(grep_req *g, const char *path, const char *data, size_t len
 
 /* ---- files --------------------------------------------------------------- */
 
-/* Searches one repository file; explicit: named by the caller (a binary
- * file is then an error rather than skipped). */
-static int grep_file(grep_req *g, const cn_tools_config *c, const char *rel, bool explicit)
+/* Searches one repository file, open as fd (closed here); explicit: named
+ * by the caller (a binary file is then an error rather than skipped). */
+static int grep_fd(grep_req *g, int fd, const char *rel, bool explicit)
 {
-    char *abs = cn_path_join(c->root, rel), *data = NULL;
+    char *data = NULL;
     size_t len = 0;
     struct stat st;
     int rc = 0;
 
-    if (abs == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
-    if (stat(abs, &st) != 0 || !S_ISREG(st.st_mode)) {
-        /* In a tree: vanished or replaced meanwhile; named: refused. */
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        /* In a tree: replaced meanwhile; named: refused. */
         if (explicit) rc = cn_error_set(CN_EINVAL, "'%s' is not a regular file", rel);
     } else if ((size_t)st.st_size > FILE_MAX) {
         g->too_large++;
-    } else if ((rc = cn_file_read(abs, FILE_MAX, &data, &len)) < 0) {
+    } else if ((rc = cn_fd_read_all(fd, rel, FILE_MAX, &data, &len)) < 0) {
         cn_error_clear();
         rc = 0;            /* unreadable: skip it, as grep -s does */
     } else if (cn_tools__is_binary(data, len)) {
@@ -271,29 +280,44 @@ static int grep_file(grep_req *g, const cn_tools_config *c, const char *rel, boo
         rc = grep_data(g, rel, data, len);
     }
     free(data);
-    free(abs);
+    close(fd);
     return rc;
+}
+
+/* A file of a listed tree: one gone, or a link or FIFO put in its place
+ * since, is skipped. */
+static int grep_file(grep_req *g, const char *rel)
+{
+    int fd = cn_tools__open(g->rootfd, rel, O_RDONLY | O_NONBLOCK);
+    if (fd < 0) {
+        if (fd == CN_ENOMEM) return fd;
+        cn_error_clear();
+        return 0;
+    }
+    return grep_fd(g, fd, rel, false);
 }
 
 static bool glob_selects(const grep_req *g, const char *rel, size_t base_len)
 {
     const char *name;
     if (g->glob == NULL) return true;
-    if (g->glob_path) return cn_tools__glob_match(g->glob, rel + base_len);
+    if (g->glob_path) return cn_glob_match(g->glob, rel + base_len);
     name = strrchr(rel, '/');
-    return cn_tools__glob_match(g->glob, name ? name + 1 : rel);
+    return cn_glob_match(g->glob, name ? name + 1 : rel);
 }
 
-static int grep_tree(grep_req *g, const cn_tools_config *c, const char *dir)
+static int grep_tree(grep_req *g, const char *dir)
 {
     cn_strv files = CN_STRV_INIT;
     size_t base_len = dir[0] ? strlen(dir) + 1 : 0;
-    int rc = cn_tools__list_files(c, dir, &files);
+    bool partial = false;
+    int rc = cn_tools__list_files(g->c, g->rootfd, dir, &files, &partial);
 
+    if (rc == 0 && partial) rc = check_time(g, dir[0] ? dir : "the repository");
     for (size_t i = 0; rc == 0 && i < files.len && !g->limited; i++) {
+        if ((rc = check_time(g, files.items[i])) < 0) break;
         if (!glob_selects(g, files.items[i], base_len)) continue;
-        if ((rc = check_time(g, files.items[i])) == 0)
-            rc = grep_file(g, c, files.items[i], false);
+        rc = grep_file(g, files.items[i]);
     }
     cn_strv_free(&files);
     return rc;
@@ -319,30 +343,38 @@ static int grep_finish(grep_req *g, char **output)
 int cn_tools__grep(const cn_tools_config *c, json_object *args, char **output)
 {
     grep_req g;
-    const char *path, *rel;
-    char *abs = NULL;
+    const char *path;
+    char *rel = NULL;
     bool icase = false;
-    struct stat st;
-    int rc;
+    int rc, fd = -1;
 
     memset(&g, 0, sizeof g);
+    g.c = c;
+    g.rootfd = -1;
     cn_tools__out_init(&g.out, c->output_cap);
-    g.deadline = cn_tools__now_ms() + c->grep_timeout_ms;
     if ((rc = cn_tools__arg_str(args, "pattern", true, &g.pattern)) == 0 &&
         (rc = cn_tools__arg_str(args, "path", false, &path)) == 0 &&
         (rc = cn_tools__arg_str(args, "glob", false, &g.glob)) == 0 &&
         (rc = parse_flags(args, &g, &icase)) == 0 &&
         (rc = compile_pattern(&g, strlen(g.pattern), icase)) == 0 &&
-        (rc = cn_tools__resolve(c, path, &abs, &rel)) == 0) {
+        (rc = cn_beneath_clean(path, &rel)) == 0 &&
+        (rc = g.rootfd = cn_tools__open_root(c)) >= 0 &&
+        (rc = fd = cn_tools__open(g.rootfd, rel, O_RDONLY | O_NONBLOCK)) >= 0) {
+        struct stat st;
         g.glob_path = g.glob && strchr(g.glob, '/') != NULL;
-        if (stat(abs, &st) == 0 && S_ISDIR(st.st_mode)) rc = grep_tree(&g, c, rel);
-        else rc = grep_file(&g, c, rel, true);
+        if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+            close(fd);
+            rc = grep_tree(&g, rel);
+        } else {
+            rc = grep_fd(&g, fd, rel[0] ? rel : ".", true);
+        }
         if (rc == 0) rc = grep_finish(&g, output);
     }
+    if (g.rootfd >= 0) close(g.rootfd);
     pcre2_match_context_free(g.mctx);
     pcre2_match_data_free(g.md);
     pcre2_code_free(g.re);
     cn_tools__out_free(&g.out);
-    free(abs);
+    free(rel);
     return rc;
 }

@@ -11,12 +11,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../util/cn_beneath.h"
+
 #define DEFAULT_LIMIT 2000L
 /* Bytes of a line kept for display: enough to cut it at CN_TOOLS_LINE_MAX
  * on a UTF-8 boundary. */
 #define LINE_KEEP (CN_TOOLS_LINE_MAX + 4u)
 
 typedef struct reader {
+    const cn_tools_config *cfg;   /* for the deadline */
     int fd;
     size_t pos, len;
     bool eof;
@@ -26,6 +29,10 @@ typedef struct reader {
 static int reader_fill(reader *r, const char *rel)
 {
     ssize_t k;
+    if (r->cfg && cn_tools__late(r->cfg))
+        return cn_error_set(CN_ETIMEOUT, "'%s': reading ran out of the call's time budget of "
+                                         "%ld ms; read a smaller window with offset and limit",
+                            rel, r->cfg->call_timeout_ms);
     if (r->pos > 0) {
         memmove(r->buf, r->buf + r->pos, r->len - r->pos);
         r->len -= r->pos;
@@ -68,20 +75,29 @@ static int reader_line(reader *r, const char *rel, cn_buf *line, size_t *total)
     }
 }
 
-static int open_text_file(const cn_tools_config *c, const char *path, reader *r,
-                          const char **relout, char **abs)
+static int open_text_file(const cn_tools_config *c, const char *path, reader *r)
 {
     struct stat st;
-    const char *rel;
-    int rc;
+    char *rel = NULL;
+    int rc, rootfd;
 
-    if ((rc = cn_tools__resolve(c, path, abs, &rel)) < 0) return rc;
-    *relout = rel[0] ? rel : ".";
-    /* The resolved path holds no symlink; O_NOFOLLOW keeps a link swapped
-     * in since from being followed, O_NONBLOCK a FIFO from blocking the
-     * open (it is refused below as not a regular file). */
-    r->fd = open(*abs, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (r->fd < 0) return cn_error_set(CN_EIO, "'%s': cannot open: %s", path, strerror(errno));
+    if ((rc = cn_beneath_clean(path, &rel)) < 0) return rc;
+    if ((rootfd = cn_tools__open_root(c)) < 0) {
+        free(rel);
+        return rootfd;
+    }
+    /* Beneath the root's descriptor, following no link: a directory on the
+     * way swapped for a link meanwhile is refused, not followed.
+     * O_NONBLOCK: a FIFO does not block the open (it is refused below as
+     * not a regular file). */
+    r->fd = cn_tools__open(rootfd, rel, O_RDONLY | O_NONBLOCK);
+    close(rootfd);
+    free(rel);
+    if (r->fd < 0) {
+        int code = r->fd;
+        r->fd = -1;
+        return code;
+    }
     if (fstat(r->fd, &st) != 0)
         return cn_error_set(CN_EIO, "'%s': cannot stat: %s", path, strerror(errno));
     if (S_ISDIR(st.st_mode))
@@ -155,8 +171,7 @@ static int read_footer(cn_buf *note, const window *w, long lines, const char *re
 
 int cn_tools__read(const cn_tools_config *c, json_object *args, char **output)
 {
-    const char *path, *rel = NULL;
-    char *abs = NULL;
+    const char *path;
     reader *r;
     window w = {1, DEFAULT_LIMIT, 0, 0, false};
     cn_tools_out out;
@@ -170,14 +185,14 @@ int cn_tools__read(const cn_tools_config *c, json_object *args, char **output)
         return rc;
     if ((r = calloc(1, sizeof *r)) == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
     r->fd = -1;
+    r->cfg = c;
     cn_tools__out_init(&out, c->output_cap);
-    if ((rc = open_text_file(c, path, r, &rel, &abs)) == 0 &&
+    if ((rc = open_text_file(c, path, r)) == 0 &&
         (rc = read_window(r, path, &out, &w, &lines)) == 0 &&
         (rc = read_footer(&note, &w, lines, path)) == 0)
         rc = cn_tools__out_finish_with(&out, note.data, output);
     if (r->fd >= 0) close(r->fd);
     free(r);
-    free(abs);
     cn_tools__out_free(&out);
     cn_buf_free(&note);
     return rc;

@@ -2,15 +2,19 @@
  * access and path confinement shared by read, grep, glob and bash. */
 #include "cn_tools.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
-#include "../plugin/cn_host.h"
+#include "../util/cn_beneath.h"
 
 #define DEFAULT_BASH_TIMEOUT_MS 30000L
-#define DEFAULT_GREP_TIMEOUT_MS 5000L
+#define DEFAULT_CALL_TIMEOUT_MS 5000L
 #define DEFAULT_OUTPUT_CAP 30000u
 #define DEFAULT_GLOB_CAP 200u
 
@@ -22,7 +26,7 @@ void cn_tools_config_init(cn_tools_config *c, const char *root)
     c->root = root;
     c->bash_enabled = false;
     c->bash_timeout_ms = DEFAULT_BASH_TIMEOUT_MS;
-    c->grep_timeout_ms = DEFAULT_GREP_TIMEOUT_MS;
+    c->call_timeout_ms = DEFAULT_CALL_TIMEOUT_MS;
     c->output_cap = DEFAULT_OUTPUT_CAP;
     c->glob_cap = DEFAULT_GLOB_CAP;
     c->bash_hint = "'enable_bash: true' in the harness spec";
@@ -115,7 +119,7 @@ static cn_tools_config effective_config(const cn_tools_config *c)
 {
     cn_tools_config e = *c;
     if (e.bash_timeout_ms <= 0) e.bash_timeout_ms = DEFAULT_BASH_TIMEOUT_MS;
-    if (e.grep_timeout_ms <= 0) e.grep_timeout_ms = DEFAULT_GREP_TIMEOUT_MS;
+    if (e.call_timeout_ms <= 0) e.call_timeout_ms = DEFAULT_CALL_TIMEOUT_MS;
     if (e.output_cap == 0) e.output_cap = DEFAULT_OUTPUT_CAP;
     if (e.glob_cap == 0) e.glob_cap = DEFAULT_GLOB_CAP;
     if (e.bash_hint == NULL) e.bash_hint = "'enable_bash: true' in the harness spec";
@@ -139,6 +143,9 @@ int cn_tool_run(const cn_tools_config *c, const char *name, json_object *args, c
         return cn_error_set(CN_EINVAL, "tool '%s': arguments must be a JSON object, got %s",
                             name, json_type_to_name(json_object_get_type(args)));
     e = effective_config(c);
+    /* One deadline for the whole call: the MCP server answers one call
+     * at a time, so none may hold it for long. */
+    e.deadline = cn_tools__now_ms() + e.call_timeout_ms;
     if (strcmp(name, "read") == 0) rc = cn_tools__read(&e, args, output);
     else if (strcmp(name, "grep") == 0) rc = cn_tools__grep(&e, args, output);
     else if (strcmp(name, "glob") == 0) rc = cn_tools__glob(&e, args, output);
@@ -352,32 +359,38 @@ int cn_tools__arg_bool(json_object *args, const char *key, bool def, bool *out)
 
 /* ---- paths --------------------------------------------------------------- */
 
-static size_t root_len(const char *root)
+int cn_tools__open_root(const cn_tools_config *c)
 {
-    size_t n = strlen(root);
-    while (n > 1 && root[n - 1] == '/') n--;
-    return n;
+    int fd = open(c->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return cn_error_set(CN_EIO, "repository root %s: cannot open: %s", c->root,
+                            strerror(errno));
+    return fd;
 }
 
-int cn_tools__resolve(const cn_tools_config *c, const char *relpath, char **abs,
-                      const char **rel)
+int cn_tools__open(int rootfd, const char *rel, int flags)
 {
-    size_t rl = root_len(c->root);
-    int rc;
+    if (rel[0] == '\0') {
+        int fd = openat(rootfd, ".", flags | O_CLOEXEC);
+        return fd >= 0 ? fd : cn_error_set(CN_EIO, "repository root: cannot open: %s",
+                                           strerror(errno));
+    }
+    return cn_open_beneath(rootfd, rel, flags);
+}
 
-    *abs = NULL;
-    if (rel) *rel = "";
-    while (relpath && relpath[0] == '.' && relpath[1] == '/') {
-        relpath += 2;
-        while (*relpath == '/') relpath++;
-    }
-    if (relpath == NULL || relpath[0] == '\0' || strcmp(relpath, ".") == 0) {
-        *abs = cn_strndup(c->root, rl);
-        return *abs ? 0 : cn_error_set(CN_ENOMEM, "out of memory");
-    }
-    if ((rc = cn_confined_path(c->root, relpath, abs)) < 0) return rc;
-    if (rel) *rel = (*abs)[rl] == '/' ? *abs + rl + 1 : *abs + rl;
-    return 0;
+int cn_tools__is_dir(int rootfd, const char *rel)
+{
+    struct stat st;
+    int fd = cn_tools__open(rootfd, rel, O_PATH), dir;
+    if (fd < 0) return fd;
+    dir = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+    close(fd);
+    return dir;
+}
+
+bool cn_tools__late(const cn_tools_config *c)
+{
+    return c->deadline > 0 && cn_tools__now_ms() > c->deadline;
 }
 
 bool cn_tools__is_binary(const char *data, size_t len)

@@ -1,8 +1,11 @@
 /* The agent's default tools: read, grep, glob and bash.  Each runs on
  * JSON arguments from the model and returns the text the model sees.
  * Every path is repository-relative and confined to the repository root:
- * absolute paths, ".." components and symlinks that leave the root are
- * refused with CN_EDENIED.  Every output is capped (cn_tools_config). */
+ * absolute paths, ".." components and symbolic links are refused with
+ * CN_EDENIED, and files are opened beneath the root's descriptor
+ * (cn_beneath.h), so swapping a directory for a link while a call runs
+ * leads nowhere.  Every output is capped and every call but bash (which
+ * has its own) has a deadline (cn_tools_config). */
 #ifndef CN_TOOLS_H
 #define CN_TOOLS_H
 
@@ -17,12 +20,16 @@ typedef struct cn_tools_config {
     const char *root;          /* canonical repository root */
     bool bash_enabled;         /* default false */
     long bash_timeout_ms;      /* default 30000 */
-    long grep_timeout_ms;      /* wall-clock budget of one grep call, default 5000 */
+    long call_timeout_ms;      /* wall-clock budget of one read, grep or glob call,
+                                * default 5000: grep past it fails with CN_ETIMEOUT,
+                                * glob answers with what it matched so far and says so */
     size_t output_cap;         /* bytes, default 30000; longer output is cut with a marker
                                 * line saying how much was left out */
     size_t glob_cap;           /* default 200 paths */
     const char *bash_hint;     /* how an operator enables bash, quoted in the refusal;
                                 * default "'enable_bash: true' in the harness spec" */
+    long long deadline;        /* set by cn_tool_run for the call under way
+                                * (cn_tools__now_ms clock); callers leave it 0 */
 } cn_tools_config;
 
 void cn_tools_config_init(cn_tools_config *c, const char *root);
@@ -40,7 +47,8 @@ json_object *cn_tool_schema(const char *name);
  * (no arguments); limits left at 0 in the configuration take their
  * defaults.  Unknown tool: CN_ENOTFOUND; a bad argument: CN_EINVAL naming
  * it; a path outside the root or bash while disabled: CN_EDENIED; a
- * pattern too expensive for grep: CN_ETIMEOUT.  A bash command
+ * pattern too expensive for grep, or a grep past call_timeout_ms:
+ * CN_ETIMEOUT.  A bash command
  * that exits non-zero or times out is not a failed call: its status is the
  * last line of the output. */
 int cn_tool_run(const cn_tools_config *c, const char *name, json_object *args, char **output);
@@ -81,24 +89,30 @@ int cn_tools__arg_str(json_object *args, const char *key, bool required, const c
 int cn_tools__arg_long(json_object *args, const char *key, long def, long min, long *out);
 int cn_tools__arg_bool(json_object *args, const char *key, bool def, bool *out);
 
-/* Resolves a repository-relative path ("" or "." or NULL: the root) to a
- * canonical absolute path inside the root; *rel (may be NULL) points into
- * *abs at the repository-relative part ("" for the root). */
-int cn_tools__resolve(const cn_tools_config *c, const char *relpath, char **abs,
-                      const char **rel);
+/* Opens the repository root as a directory: every file is opened beneath
+ * this descriptor. */
+int cn_tools__open_root(const cn_tools_config *c);
+/* Opens plain path rel ("" = the root itself) beneath rootfd; see
+ * cn_open_beneath for the flags and errors. */
+int cn_tools__open(int rootfd, const char *rel, int flags);
+/* 1 when plain path rel beneath rootfd is a directory, 0 when it is
+ * something else, or cn_tools__open's error. */
+int cn_tools__is_dir(int rootfd, const char *rel);
+/* Whether this call's deadline has passed. */
+bool cn_tools__late(const cn_tools_config *c);
 /* Whether the bytes look binary (a NUL in the first CN_TOOLS_BINARY_PROBE). */
 bool cn_tools__is_binary(const char *data, size_t len);
 
-/* A repository-relative glob: '*', '?', '[...]' within one path segment,
- * '**' as a whole segment for any number of directories, '{a,b}'
- * alternatives. */
-bool cn_tools__glob_match(const char *pattern, const char *path);
-/* The files below the repository-relative directory `dir` ("" = root),
- * relative to the root and sorted by path.  Skips the default excluded
- * directories (.git, node_modules, build outputs, ...), symlinks (never
- * followed) and paths with a control character or invalid UTF-8 (which
- * the index leaves out too). */
-int cn_tools__list_files(const cn_tools_config *c, const char *dir, cn_strv *files);
+/* The files below the plain repository-relative directory `dir` ("" =
+ * root), relative to the root and sorted by path.  Skips the default
+ * excluded directories (.git, node_modules, build outputs, ...), symlinks
+ * (never followed) and paths with a control character or invalid UTF-8
+ * (which the index leaves out too).  The walk goes by descriptors from
+ * rootfd, never through a path string again.  *partial (may be NULL) tells that
+ * the call's deadline cut the walk short (the files found so far are
+ * kept). */
+int cn_tools__list_files(const cn_tools_config *c, int rootfd, const char *dir, cn_strv *files,
+                         bool *partial);
 /* Milliseconds on the monotonic clock. */
 long long cn_tools__now_ms(void);
 

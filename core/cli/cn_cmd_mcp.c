@@ -29,6 +29,8 @@ static void mcp_usage(FILE *f)
           "  --skills A,B   offer only these skills (locate and the default tools stay)\n"
           "  --no-compile   never compile: serve the index as it is, stale or not\n"
           "  --enable-bash  offer the bash tool (a shell in the repository, with a time limit)\n"
+          "  --tool-timeout MS  time limit of one read, grep or glob call (default 5000):\n"
+          "                 glob then answers with what it found so far, grep fails\n"
           "  --quiet        no log on standard error\n"
           "  -h, --help     this text\n"
           "\n"
@@ -69,6 +71,13 @@ int cn_cmd_mcp(int argc, char **argv)
             o.skills = argv[++i];
         } else if (strcmp(a, "--enable-bash") == 0) {
             o.enable_bash = true;
+        } else if (strcmp(a, "--tool-timeout") == 0 && i + 1 < argc) {
+            char *end;
+            long n = strtol(argv[++i], &end, 10);
+            if (*end != '\0' || n < 1 || n > 3600000)
+                return cn_cli_usage_error("mcp", "--tool-timeout takes milliseconds from 1 to 3600000, "
+                                                 "not '%s'", argv[i]);
+            o.tool_timeout_ms = n;
         } else {
             return cn_cli_serve_bad_arg("mcp", a);
         }

@@ -3,6 +3,8 @@
  * scheduling.  Each worker owns one parser per language it meets. */
 #include "cn_parse.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 #include <unistd.h>
 
 #include "../plugin/cn_host.h"
+#include "../util/cn_beneath.h"
 #include "cn_idxfile.h"
 
 #define MAX_LANGS 64
@@ -151,6 +154,7 @@ typedef struct worker_ctx {
     size_t n_langs;
     cn_host host;
     cn_host_data host_data;
+    int rootfd;               /* files are read beneath it (cn_beneath.h) */
 } worker_ctx;
 
 static size_t lang_slot(const worker_ctx *c, const cn_lang_entry *e)
@@ -199,7 +203,9 @@ static void parse_one(worker_ctx *c, cn_lang_parser **parsers, size_t i)
         free(abs);
         return;
     }
-    if (cn_file_read(abs, 0, &src, &len) < 0) {
+    /* beneath the root, following no link: a directory swapped for one
+     * since the listing does not lead the read outside the repository */
+    if (cn_read_beneath(c->rootfd, f->path, 0, &src, &len) < 0) {
         r->status = CN_REC_UNREADABLE;
         r->error = cn_strdup(cn_error_last()->message);
         free(abs);
@@ -301,6 +307,7 @@ int cn_parse_files(const cn_parse_opts *opts, const cn_walk_file *files, size_t 
     c->files = files;
     c->recs = recs;
     c->n = n;
+    c->rootfd = -1;
     c->order = largest_first(files, n);   /* NULL: in listing order */
     atomic_init(&c->next, 0);
     atomic_init(&c->done, 0);
@@ -322,6 +329,10 @@ int cn_parse_files(const cn_parse_opts *opts, const cn_walk_file *files, size_t 
     c->host_data.repo_root = opts->root;
     c->host_data.defaults = NULL;
     cn_host_init(&c->host, &c->host_data);
+    if ((c->rootfd = open(opts->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        rc = cn_error_set(CN_EIO, "%s: cannot open: %s", opts->root, strerror(errno));
+        goto out;
+    }
 
     if (threads <= 0) threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (threads < 1) threads = 1;
@@ -352,6 +363,7 @@ int cn_parse_files(const cn_parse_opts *opts, const cn_walk_file *files, size_t 
         }
     }
 out:
+    if (c->rootfd >= 0) close(c->rootfd);
     pthread_mutex_destroy(&c->lock);
     free((void *)c->order);
     free(c);

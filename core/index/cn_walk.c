@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../plugin/cn_host.h"
+#include "../util/cn_beneath.h"
 #include "../util/cn_utf8.h"
 
 const char *const cn_walk_default_excludes[] = {
@@ -114,6 +116,41 @@ static const cn_lang_entry *sniff(const walk *w, int dfd, const char *name)
     }
 }
 
+/* Whether a path git listed names a file inside the root, with its stat
+ * in *st (st_mode 0: not there).  Git's index comes with the repository
+ * and can be crafted to list "../x", "/etc/x" or "link/x" with `link` a
+ * symbolic link to a directory outside; such a path is counted in
+ * stats->outside, logged, and left out; it does not fail the walk. */
+static bool git_path_inside(walk *w, const char *rel, struct stat *st)
+{
+    const char *slash = strrchr(rel, '/');
+    int dfd = w->rootfd, rc = cn_beneath_check(rel);
+
+    st->st_mode = 0;
+    if (rc == 0 && slash != NULL) {
+        /* its directory beneath the root, through no link; the file
+         * itself may be one (git tracks links): it is then not regular */
+        char *dir = cn_strndup(rel, (size_t)(slash - rel));
+        rc = dfd = dir ? cn_open_beneath(w->rootfd, dir, O_PATH | O_DIRECTORY)
+                       : cn_error_set(CN_ENOMEM, "out of memory");
+        free(dir);
+    }
+    if (rc >= 0) {
+        if (fstatat(dfd, slash ? slash + 1 : rel, st, AT_SYMLINK_NOFOLLOW) != 0) st->st_mode = 0;
+        if (dfd != w->rootfd) close(dfd);
+        return true;
+    }
+    if (rc != CN_EDENIED && rc != CN_EINVAL) {
+        cn_error_clear();   /* gone or unreadable: not a file to index */
+        return true;
+    }
+    if (w->stats->outside++ < 10)
+        cn_log(CN_LOG_WARNING, "compile", "%s: git lists '%s', which leads outside the "
+               "repository; not indexed (%s)", w->root, rel, cn_error_last()->message);
+    cn_error_clear();
+    return false;
+}
+
 /* The file at repository path rel, found as `name` in the directory dfd
  * (the root and rel, or its own directory's and its base name);
  * dirs_checked: its directories were found not excluded on the way. */
@@ -135,7 +172,9 @@ static int consider(walk *w, const char *rel, int dfd, const char *name, bool di
         w->stats->excluded++;
         return 0;
     }
-    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) {
+    if (!dirs_checked && !git_path_inside(w, rel, &st)) return 0;
+    if (dirs_checked && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) st.st_mode = 0;
+    if (!S_ISREG(st.st_mode)) {
         w->stats->not_regular++;
         return 0;
     }

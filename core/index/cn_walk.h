@@ -29,6 +29,9 @@ typedef struct cn_walk_stats {
     size_t not_regular;      /* symlinks, submodules, deleted files */
     size_t odd_name;         /* a control character or invalid UTF-8 in the path */
     bool used_git;
+    size_t outside;          /* paths git listed that lead outside the root
+                              * ("..", absolute, through a symbolic link):
+                              * logged and left out */
 } cn_walk_stats;
 
 typedef struct cn_walk_opts {

@@ -46,13 +46,12 @@ const cn_text_services *cn_host_text_services(void);
  * lsp-static) over the index of the calling skill's context. */
 const struct cn_lsp_services *cn_host_lsp_services(void);
 
-/* Reads relpath below root, refusing absolute paths, ".." components and
- * symlinks that leave the root (CN_EDENIED).  Used by the files service and
- * the default tools.  *data is malloc'd and NUL-terminated. */
+/* Reads the regular file relpath below root, opened beneath the root's
+ * descriptor: absolute paths, ".." components and symbolic links (on the
+ * way or at the end, inside the root or not) are refused (CN_EDENIED).
+ * Used by the files service.  *data is malloc'd and NUL-terminated. */
 int cn_confined_read(const char *root, const char *relpath, size_t max_bytes, char **data,
                      size_t *len);
-/* Resolves relpath below root to a canonical absolute path inside root. */
-int cn_confined_path(const char *root, const char *relpath, char **out);
 
 /* Log threshold: messages below it are dropped.  Initialised from
  * CODENIB_LOG (debug, info, warning, error); default warning. */

@@ -1,78 +1,36 @@
-/* Repository file access confined to the repository root. */
+/* Repository file access confined to the repository root (cn_beneath.h). */
 #include <errno.h>
-#include <stdio.h>
-#include <limits.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "../util/cn_beneath.h"
 #include "../util/cn_util.h"
 #include "cn_host.h"
 
 #define FILES_DEFAULT_MAX (8u * 1024u * 1024u)
 
-int cn_confined_path(const char *root, const char *relpath, char **out)
-{
-    char *joined, *real;
-    size_t rl;
-
-    *out = NULL;
-    if (root == NULL) return cn_error_set(CN_ENOCONTEXT, "no repository root is set");
-    if (relpath == NULL || *relpath == '\0')
-        return cn_error_set(CN_EINVAL, "empty path");
-    if (relpath[0] == '/')
-        return cn_error_set(CN_EDENIED, "'%s': absolute paths are refused; give a path relative "
-                                        "to the repository root", relpath);
-    /* Refuse any ".." component outright, even one that would resolve back
-     * inside the root: the rule is simple to state and to audit. */
-    for (const char *p = relpath; *p;) {
-        const char *e = strchr(p, '/');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        if (n == 2 && p[0] == '.' && p[1] == '.')
-            return cn_error_set(CN_EDENIED, "'%s': '..' is refused; paths stay inside the "
-                                            "repository", relpath);
-        p += n;
-        while (*p == '/') p++;
-    }
-    joined = cn_path_join(root, relpath);
-    if (joined == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
-    real = realpath(joined, NULL);
-    if (real == NULL) {
-        int e = errno;
-        free(joined);
-        return cn_error_set(e == ENOENT || e == ENOTDIR ? CN_ENOTFOUND : CN_EIO, "'%s': %s",
-                            relpath, strerror(e));
-    }
-    free(joined);
-    rl = strlen(root);
-    while (rl > 1 && root[rl - 1] == '/') rl--;
-    if (!(strncmp(real, root, rl) == 0 && (real[rl] == '/' || real[rl] == '\0'))) {
-        free(real);
-        return cn_error_set(CN_EDENIED, "'%s' resolves outside the repository (a symlink leaves "
-                                        "it); refused", relpath);
-    }
-    *out = real;
-    return 0;
-}
-
 int cn_confined_read(const char *root, const char *relpath, size_t max_bytes, char **data,
                      size_t *len)
 {
-    char *path = NULL;
-    int rc;
+    char *rel = NULL;
+    int rc, rootfd;
 
     *data = NULL;
     if (len) *len = 0;
-    if ((rc = cn_confined_path(root, relpath, &path)) < 0) return rc;
-    rc = cn_file_read(path, max_bytes ? max_bytes : FILES_DEFAULT_MAX, data, len);
-    if (rc < 0) {
-        /* Report the repository-relative path, not the resolved one. */
-        char msg[CN_ERROR_MESSAGE_MAX];
-        const char *m = cn_error_last()->message;
-        const char *colon = strstr(m, ": ");
-        snprintf(msg, sizeof msg, "%s", colon ? colon + 2 : m);
-        cn_error_set(rc, "'%s': %s", relpath, msg);
+    if (root == NULL) return cn_error_set(CN_ENOCONTEXT, "no repository root is set");
+    if (relpath == NULL || *relpath == '\0') return cn_error_set(CN_EINVAL, "empty path");
+    if ((rc = cn_beneath_clean(relpath, &rel)) < 0) return rc;
+    if ((rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        free(rel);
+        return cn_error_set(CN_EIO, "repository root %s: cannot open: %s", root, strerror(errno));
     }
-    free(path);
+    /* Beneath the root's descriptor, following no link: a path string
+     * checked first and opened after could be redirected in between. */
+    rc = cn_read_beneath(rootfd, rel, max_bytes ? max_bytes : FILES_DEFAULT_MAX, data, len);
+    close(rootfd);
+    free(rel);
     return rc;
 }
 

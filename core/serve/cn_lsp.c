@@ -4,10 +4,12 @@
 #include "cn_lsp.h"
 
 #include <ctype.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <codenib/codenib.h>
 #include <codenib/index.h>
@@ -17,6 +19,7 @@
 #include "../index/cn_index.h"
 #include "../index/cn_nodes.h"
 #include "../plugin/cn_host.h"
+#include "../util/cn_beneath.h"
 #include "cn_jsonrpc.h"
 #include "cn_served.h"
 
@@ -113,7 +116,7 @@ bool cn_lsp_shut_down(const cn_lsp *s)
  * offset of each line's start (a document's outline reads thousands). */
 static bool load_text(cn_lsp *s, const char *rel)
 {
-    char *path;
+    int rootfd;
     size_t n = 1;
     if (s->text_path != NULL && strcmp(s->text_path, rel) == 0) return true;
     free(s->text_path);
@@ -122,13 +125,14 @@ static bool load_text(cn_lsp *s, const char *rel)
     s->text_path = s->text = NULL;
     s->line_starts = NULL;
     s->text_len = s->n_lines = 0;
-    path = cn_path_join(s->sv.repo, rel);
-    if (path == NULL || cn_file_read(path, MAX_FILE, &s->text, &s->text_len) < 0) {
+    /* beneath the root, following no link (cn_beneath.h) */
+    rootfd = open(s->sv.repo, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (rootfd < 0 || cn_read_beneath(rootfd, rel, MAX_FILE, &s->text, &s->text_len) < 0) {
         cn_error_clear();
-        free(path);
+        if (rootfd >= 0) close(rootfd);
         return false;
     }
-    free(path);
+    close(rootfd);
     for (const char *p = s->text; (p = memchr(p, '\n', (size_t)(s->text + s->text_len - p))) != NULL; p++) n++;
     if ((s->line_starts = malloc(n * sizeof *s->line_starts)) == NULL || (s->text_path = cn_strdup(rel)) == NULL) {
         free(s->line_starts);

@@ -50,6 +50,7 @@ int cn_mcp_new(const cn_mcp_options *o, cn_mcp **out)
     }
     cn_tools_config_init(&s->tools, s->sv.repo);
     s->tools.bash_enabled = o->enable_bash;
+    if (o->tool_timeout_ms > 0) s->tools.call_timeout_ms = o->tool_timeout_ms;
     s->tools.bash_hint = "`codenib mcp --enable-bash`";
     *out = s;
     return 0;

@@ -27,6 +27,8 @@ typedef struct cn_mcp_options {
     /* progress and warnings, one line each without a newline; may be NULL */
     void (*log)(const char *line, void *data);
     void *log_data;
+    long tool_timeout_ms;      /* budget of one read, grep or glob call; 0: the
+                                * default (cn_tools_config.call_timeout_ms) */
 } cn_mcp_options;
 
 typedef struct cn_mcp cn_mcp;

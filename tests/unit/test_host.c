@@ -497,7 +497,7 @@ static void expect_read_fails(const char *root, const char *rel, size_t max, int
 static void test_confined(const fixture *fx)
 {
     const char *root = fx->root;
-    char *data = NULL, *out = NULL, *want;
+    char *data = NULL;
     size_t len = 0;
     char *slash_root;
 
@@ -520,13 +520,11 @@ static void test_confined(const fixture *fx)
     is_str(data, "dots", "..notparent content");
     free(data);
 
-    is_int(cn_confined_read(root, "link_in", 0, &data, &len), 0, "symlink inside the repo");
-    is_str(data, "hello\n", "symlink inside: content");
-    free(data);
-    is_int(cn_confined_read(root, "sub/link_up", 0, &data, &len), 0,
-           "symlink going up but staying inside");
-    is_str(data, "hello\n", "symlink up: content");
-    free(data);
+    /* No link is followed, even one that stays inside: whether it does can
+     * change between a check and the open (cn_beneath.h). */
+    expect_read_fails(root, "link_in", 0, CN_EDENIED, "symbolic link", "symlink inside the repo");
+    expect_read_fails(root, "sub/link_up", 0, CN_EDENIED, "symbolic link",
+                      "symlink going up but staying inside");
 
     is_int(cn_confined_read(root, "big.txt", 100, &data, &len), 0, "exactly max_bytes is fine");
     is_int(len, 100, "max_bytes length");
@@ -562,29 +560,11 @@ static void test_confined(const fixture *fx)
     is_str(cn_error_last()->message, "'big.txt': 100 bytes, over the limit of 10 bytes",
            "max_bytes message names the relative path, not the resolved one");
     expect_read_fails(root, "sub", 0, CN_EIO, "not a regular file", "a directory");
+    expect_read_fails(root, "sub/", 0, CN_EIO, "not a regular file", "a directory, with a '/'");
     expect_read_fails(root, "", 0, CN_EINVAL, "empty path", "empty path");
     expect_read_fails(NULL, "hello.txt", 0, CN_ENOCONTEXT, "no repository root",
                       "no root");
 
-    is_int(cn_confined_path(root, "sub/inner.txt", &out), 0, "confined_path ok");
-    want = join(root, "sub/inner.txt");
-    is_str(out, want, "confined_path is canonical and absolute");
-    free(want);
-    free(out);
-    is_int(cn_confined_path(root, "link_in", &out), 0, "confined_path through a symlink");
-    want = join(root, "hello.txt");
-    is_str(out, want, "confined_path resolves the symlink");
-    free(want);
-    free(out);
-    is_int(cn_confined_path(root, ".", &out), 0, "confined_path of '.'");
-    is_str(out, root, "'.' is the root itself");
-    free(out);
-    out = (char *)"sentinel";
-    is_int(cn_confined_path(root, "link_out", &out), CN_EDENIED, "confined_path refuses escapes");
-    ok(out == NULL, "confined_path leaves *out NULL on failure");
-    out = (char *)"sentinel";
-    is_int(cn_confined_path(root, "/tmp", &out), CN_EDENIED, "confined_path refuses absolute");
-    ok(out == NULL, "*out NULL after an absolute path");
 }
 
 static void test_files_service(const fixture *fx)
