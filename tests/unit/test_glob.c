@@ -137,7 +137,7 @@ static void on_alarm(int sig)
  * anything polynomial) fails the test instead of hanging it. */
 static void test_blowup(void)
 {
-    char pat[4096] = "", path[4096] = "", pat2[4096];
+    char pat[1024] = "", path[1024] = "", pat2[2048];
     for (int i = 0; i < 28; i++) strcat(pat, "**/");
     for (int i = 0; i < 40; i++) strcat(path, "a/");
     strcat(path, "x.py");
