@@ -98,7 +98,11 @@ const char *cn_llm_base_url(const cn_model *m);
 
 /* POST chat/completions with `request` (borrowed; "model" added when
  * absent).  *message: the first choice's message plus "finish_reason" and
- * "usage" members. */
+ * "usage" members, type-checked: "role" a string ("assistant" when absent),
+ * "content" a string or null, "tool_calls" absent (null and [] are
+ * dropped) or an array of {id string, type "function", function {name
+ * string, arguments string}}; anything else is CN_EPARSE naming the
+ * member. */
 int cn_llm_chat(cn_model *m, json_object *request, json_object **message);
 int cn_llm_embed(cn_model *m, const char *const *texts, size_t n, size_t dimensions, float **vectors,
                  size_t *dim);
