@@ -100,9 +100,9 @@ const char *cn_llm_base_url(const cn_model *m);
  * absent).  *message: the first choice's message plus "finish_reason" and
  * "usage" members, type-checked: "role" a string ("assistant" when absent),
  * "content" a string or null, "tool_calls" absent (null and [] are
- * dropped) or an array of {id string, type "function", function {name
- * string, arguments string}}; anything else is CN_EPARSE naming the
- * member. */
+ * dropped) or an array of at most CN_LLM_MAX_TOOL_CALLS {id string, type
+ * "function", function {name string, arguments string}}; anything else is
+ * CN_EPARSE naming the member. */
 int cn_llm_chat(cn_model *m, json_object *request, json_object **message);
 int cn_llm_embed(cn_model *m, const char *const *texts, size_t n, size_t dimensions, float **vectors,
                  size_t *dim);
@@ -125,6 +125,8 @@ const cn_model_services *cn_host_model_services(void);
  * of any reply to about ten times the limit whatever its shape (a batch of
  * embeddings has one value per 8 to 20 bytes). */
 #define CN_LLM_BYTES_PER_VALUE 8
+/* Tool calls taken from one assistant message (models make a handful). */
+#define CN_LLM_MAX_TOOL_CALLS 128
 
 struct cn_model {
     cn_llm_role role;

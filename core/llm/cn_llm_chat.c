@@ -144,6 +144,12 @@ static int check_message(json_object *msg, const char *base)
         json_object_object_del(msg, "tool_calls");
         return 0;
     }
+    /* Each call runs a tool whose output (up to 30 kB) joins the history:
+     * a reply of a hundred thousand calls would run for hours and fill
+     * gigabytes. */
+    if (n > CN_LLM_MAX_TOOL_CALLS)
+        return cn_error_set(CN_EPARSE, "%s: the response from %s has %zu tool calls in one message; "
+                                       "at most %d are taken", ENDPOINT, base, n, CN_LLM_MAX_TOOL_CALLS);
     for (size_t i = 0; i < n; i++)
         if ((rc = check_call(json_object_array_get_idx(calls, i), i, base)) < 0) return rc;
     return 0;

@@ -109,6 +109,14 @@ ask
 check "chat, arguments an object: the tool runs, the run answers" sh -c '[ '"$rc"' -eq 0 ] && grep -q "^Files: pkg/config.py" "$0"' "$OUT"
 check "and the conversation sent back is protocol-clean" sh -c '[ "$(grep -c "\"violations\":\[\]" "$0")" -eq 2 ] && grep -q "parse_config" "$0"' "$TMPBASE/log.jsonl"
 
+# A message of 129 tool calls: each would run a tool and keep its output.
+{ printf '{"endpoint":"chat","body":{"role":"assistant","content":null,"tool_calls":['
+  i=0; while [ $i -lt 129 ]; do [ $i -gt 0 ] && printf ','; printf '%s' "$READ"; i=$((i + 1)); done
+  printf ']}}\n'; } >"$S"
+serve "$S"
+ask
+check "chat, 129 tool calls in one message: refused, saying the limit" failed_with "has 129 tool calls in one message; at most 128 are taken"
+
 # Usage and finish_reason of any type are ignored; counts that overflow
 # saturate (the old code added them into a negative total, printed null).
 big=9223372036854775807
