@@ -180,6 +180,25 @@ static int agent_options(const cn_query_opts *o, cn_agent_options *ao)
     return rc;
 }
 
+/* The runner's policy when the turns run out (as in the reference): the
+ * forced schema answer or the files read when force_localization_contract
+ * is set, a forced answer when force_final_answer is, else the model's last
+ * words with answer_source "max_turns".  Those last words are mid-search
+ * chatter, or nothing: unless they carry the contract they are no answer,
+ * and a query that printed them (or an empty line) and exited 0 would pass
+ * for answered. */
+static int check_exhausted(const cn_agent_options *ao, const cn_agent_result *res)
+{
+    if (res->answer_source == NULL || strcmp(res->answer_source, "max_turns") != 0 || res->has_contract)
+        return 0;
+    return cn_error_set(CN_ETIMEOUT,
+                        "the agent used all %d turn%s without answering (%zu tool call%s, %s); raise --max-turns, "
+                        "or set force_localization_contract (or force_final_answer) in the harness to have "
+                        "an answer salvaged when the turns run out",
+                        ao->max_turns, ao->max_turns == 1 ? "" : "s", res->n_calls, res->n_calls == 1 ? "" : "s",
+                        res->answer && res->answer[0] ? "its last message has no Files:/Symbols:/Locations: contract" : "no text at all");
+}
+
 static char *model_config(const cn_query_opts *o)
 {
     json_object *c = json_object_new_object();
@@ -205,7 +224,9 @@ static int run_agent(const cn_query_opts *o, cn_registry *reg, const char *quest
     free(cfg);
     if (rc < 0) return rc;
     if ((rc = agent_options(o, &ao)) == 0 && (rc = cn_agent_options_validate(&ao, o->harness ? o->harness : "options")) == 0 &&
-        (rc = cn_agent_run(reg, chat, &ao, question, &res)) == 0) {
+        (rc = cn_agent_run(reg, chat, &ao, question, &res)) == 0)
+        rc = check_exhausted(&ao, &res);
+    if (rc == 0) {
         json_object *r = cn_agent_result_json(&res);
         json_object_object_add(out, "mode", json_object_new_string("agent"));
         json_object_object_add(out, "model", json_object_new_string(cn_llm_model_name(chat)));

@@ -2,6 +2,7 @@
  * policies applied when the model stops calling tools or the turn budget
  * runs out.  The tool list and per-call policies live in
  * cn_runner_policy.c, the texts in cn_prompt.c. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,10 +34,11 @@ static int64_t jint(json_object *o, const char *key)
     return -1;
 }
 
+/* Saturating: the counts come from the server, which may claim anything. */
 static void add_usage(int64_t *total, int64_t v)
 {
     if (v < 0) return;
-    *total = *total < 0 ? v : *total + v;
+    *total = *total < 0 ? v : (v > INT64_MAX - *total ? INT64_MAX : *total + v);
 }
 
 static void record_usage(cn_run *run, int turn, const char *purpose, json_object *msg)
@@ -147,8 +149,11 @@ static int model_call(cn_run *run, int turn, const char *purpose, json_object *t
     json_object_object_add(
         ev, "content_chars",
         json_object_new_int((int)strlen(jstr(m, "content") ? jstr(m, "content") : "")));
+    /* cn_llm_chat has checked the reply's types; this count is for the
+     * trace and must not trust that to stay so. */
     json_object_object_add(ev, "tool_calls",
-                           json_object_new_int(json_object_object_get_ex(m, "tool_calls", &v)
+                           json_object_new_int(json_object_object_get_ex(m, "tool_calls", &v) &&
+                                                       json_object_is_type(v, json_type_array)
                                                    ? (int)json_object_array_length(v)
                                                    : 0));
     cn_agent__event(run, "llm_response", turn, ev);

@@ -221,11 +221,15 @@ void cn_agent__execute(cn_run *run, json_object *call, int turn, cn_tool_record 
 
     memset(rec, 0, sizeof *rec);
     rec->turn = turn;
-    if (json_object_object_get_ex(call, "id", &v)) rec->id = cn_strdup(json_object_get_string(v));
+    /* Only strings are taken (cn_llm_chat checked them already); a
+     * call's members are never converted from other types. */
+    if (json_object_object_get_ex(call, "id", &v) && json_object_is_type(v, json_type_string))
+        rec->id = cn_strdup(json_object_get_string(v));
     json_object_object_get_ex(call, "function", &fn);
-    if (fn && json_object_object_get_ex(fn, "name", &v))
+    if (json_object_object_get_ex(fn, "name", &v) && json_object_is_type(v, json_type_string))
         rec->name = cn_strdup(json_object_get_string(v));
-    if (fn && json_object_object_get_ex(fn, "arguments", &v)) args_text = json_object_get_string(v);
+    if (json_object_object_get_ex(fn, "arguments", &v) && json_object_is_type(v, json_type_string))
+        args_text = json_object_get_string(v);
     if (rec->name == NULL) rec->name = cn_strdup("");
 
     if (!cn_strv_contains(&run->tool_names, rec->name)) {

@@ -55,6 +55,13 @@ bool cn_cli_serve_option(int argc, char **argv, int *i, cn_cli_serve *o);
 int cn_cli_serve_bad_arg(const char *cmd, const char *arg);
 /* A server's log line on standard error, "codenib CMD: line" (data: CMD). */
 void cn_cli_serve_log(const char *line, void *cmd);
+/* How a subcommand reads an argument in the place of an option (not the
+ * value of one): the "--" that ends the options (*ended is set; skip it),
+ * an option, or an operand.  Operands: everything after "--", "-" alone,
+ * words not starting with '-', and words holding a space -- no option has
+ * one, so `codenib query "-x is ignored"` is a question, not a typo. */
+typedef enum cn_cli_arg_kind { CN_CLI_END_OF_OPTIONS, CN_CLI_OPTION, CN_CLI_OPERAND } cn_cli_arg_kind;
+cn_cli_arg_kind cn_cli_arg(const char *arg, bool *ended);
 /* True when argv[i] is -h or --help. */
 bool cn_cli_is_help(const char *arg);
 

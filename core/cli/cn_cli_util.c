@@ -60,6 +60,17 @@ void cn_cli_print_text(const char *text)
     free(s);
 }
 
+cn_cli_arg_kind cn_cli_arg(const char *arg, bool *ended)
+{
+    if (*ended) return CN_CLI_OPERAND;
+    if (strcmp(arg, "--") == 0) {
+        *ended = true;
+        return CN_CLI_END_OF_OPTIONS;
+    }
+    if (arg[0] != '-' || arg[1] == '\0' || strpbrk(arg, " \t\n") != NULL) return CN_CLI_OPERAND;
+    return CN_CLI_OPTION;
+}
+
 bool cn_cli_is_help(const char *arg)
 {
     return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;

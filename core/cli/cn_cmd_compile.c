@@ -136,7 +136,7 @@ int cn_cmd_compile(int argc, char **argv)
     cn_compile_opts o;
     cn_compile_result res;
     progress_state ps;
-    bool json = false, quiet = false;
+    bool json = false, quiet = false, ended = false;
     const char *vector_opt = NULL;   /* a vector option given, for the check below */
     int rc;
 
@@ -144,7 +144,16 @@ int cn_cmd_compile(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (cn_cli_is_help(a)) {
+        cn_cli_arg_kind kind = cn_cli_arg(a, &ended);
+        if (kind == CN_CLI_END_OF_OPTIONS) {
+            continue;
+        } else if (kind == CN_CLI_OPERAND) {
+            if (o.repo != NULL) {
+                cn_compile_opts_free(&o);
+                return cn_cli_usage_error("compile", "unexpected argument '%s'", a);
+            }
+            o.repo = a;
+        } else if (cn_cli_is_help(a)) {
             compile_usage(stdout);
             cn_compile_opts_free(&o);
             return CN_EXIT_OK;
@@ -197,14 +206,9 @@ int cn_cmd_compile(int argc, char **argv)
             json = true;
         } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
             quiet = true;
-        } else if (a[0] == '-') {
-            cn_compile_opts_free(&o);
-            return cn_cli_usage_error("compile", "unknown option '%s' (or it lacks its value)", a);
-        } else if (o.repo == NULL) {
-            o.repo = a;
         } else {
             cn_compile_opts_free(&o);
-            return cn_cli_usage_error("compile", "unexpected argument '%s'", a);
+            return cn_cli_usage_error("compile", "unknown option '%s' (or it lacks its value)", a);
         }
     }
     if (o.repo == NULL) {
@@ -341,23 +345,25 @@ static void print_left_out(json_object *list)
 int cn_cmd_status(int argc, char **argv)
 {
     const char *repo = NULL, *cache = NULL;
-    bool json = false;
+    bool json = false, ended = false;
     cn_status st;
 
     for (int i = 1; i < argc; i++) {
-        if (cn_cli_is_help(argv[i])) {
+        cn_cli_arg_kind kind = cn_cli_arg(argv[i], &ended);
+        if (kind == CN_CLI_END_OF_OPTIONS) {
+            continue;
+        } else if (kind == CN_CLI_OPERAND) {
+            if (repo != NULL) return cn_cli_usage_error("status", "unexpected argument '%s'", argv[i]);
+            repo = argv[i];
+        } else if (cn_cli_is_help(argv[i])) {
             status_usage(stdout);
             return CN_EXIT_OK;
         } else if (strcmp(argv[i], "--cache-dir") == 0 && i + 1 < argc) {
             cache = argv[++i];
         } else if (strcmp(argv[i], "--json") == 0) {
             json = true;
-        } else if (argv[i][0] == '-') {
-            return cn_cli_usage_error("status", "unknown option '%s'", argv[i]);
-        } else if (repo == NULL) {
-            repo = argv[i];
         } else {
-            return cn_cli_usage_error("status", "unexpected argument '%s'", argv[i]);
+            return cn_cli_usage_error("status", "unknown option '%s'", argv[i]);
         }
     }
     if (repo == NULL) return cn_cli_usage_error("status", "which repository? give its directory");

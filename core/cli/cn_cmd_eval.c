@@ -151,6 +151,7 @@ typedef struct eval_args {
     size_t nrefs;
     const char *policy;
     bool json, quiet;
+    bool ended;   /* "--" seen */
 } eval_args;
 
 static void args_free(eval_args *a)
@@ -169,8 +170,13 @@ static int parse_args(int argc, char **argv, eval_args *a)
     if ((a->ref_names = calloc((size_t)argc, sizeof *a->ref_names)) == NULL) return cn_cli_fail();
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        cn_cli_arg_kind kind = cn_cli_arg(s, &a->ended);
         long n;
-        if (cn_cli_is_help(s)) {
+        if (kind == CN_CLI_END_OF_OPTIONS) {
+            continue;
+        } else if (kind == CN_CLI_OPERAND) {
+            return cn_cli_usage_error("eval", "unexpected argument '%s'", s);
+        } else if (cn_cli_is_help(s)) {
             eval_usage(stdout);
             return CN_EXIT_OK;
         } else if (strcmp(s, "--dataset") == 0 && val) {
@@ -219,10 +225,8 @@ static int parse_args(int argc, char **argv, eval_args *a)
             a->json = true;
         } else if (strcmp(s, "--quiet") == 0 || strcmp(s, "-q") == 0) {
             a->quiet = true;
-        } else if (s[0] == '-') {
-            return cn_cli_usage_error("eval", "unknown option '%s' (or it lacks its value)", s);
         } else {
-            return cn_cli_usage_error("eval", "unexpected argument '%s'", s);
+            return cn_cli_usage_error("eval", "unknown option '%s' (or it lacks its value)", s);
         }
     }
     if (o->dataset == NULL) return cn_cli_usage_error("eval", "which dataset? give --dataset FILE.jsonl");

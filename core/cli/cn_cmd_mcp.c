@@ -57,12 +57,18 @@ int cn_cmd_mcp(int argc, char **argv)
     cn_buf line = CN_BUF_INIT;
     FILE *out;
     cn_cli_serve c = {NULL, NULL, NULL, false, false};
+    bool ended = false;
     int rc;
 
     memset(&o, 0, sizeof o);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (cn_cli_is_help(a)) {
+        cn_cli_arg_kind kind = cn_cli_arg(a, &ended);
+        if (kind == CN_CLI_END_OF_OPTIONS) {
+            continue;
+        } else if (kind == CN_CLI_OPERAND) {
+            return cn_cli_serve_bad_arg("mcp", a);
+        } else if (cn_cli_is_help(a)) {
             mcp_usage(stdout);
             return CN_EXIT_OK;
         } else if (cn_cli_serve_option(argc, argv, &i, &c)) {

@@ -24,7 +24,7 @@ static void plugins_usage(FILE *f)
 
 int cn_cmd_plugins(int argc, char **argv)
 {
-    bool json = false, verbose = false;
+    bool json = false, verbose = false, ended = false;
     cn_langs langs = {0};
     cn_backends backs = {0};
     const char *sub = argc > 1 ? argv[1] : NULL;
@@ -35,6 +35,9 @@ int cn_cmd_plugins(int argc, char **argv)
     }
     if (strcmp(sub, "list") != 0) return cn_cli_usage_error("plugins", "'%s' is not a plugins command", sub);
     for (int i = 2; i < argc; i++) {
+        cn_cli_arg_kind kind = cn_cli_arg(argv[i], &ended);
+        if (kind == CN_CLI_END_OF_OPTIONS) continue;
+        if (kind == CN_CLI_OPERAND) return cn_cli_usage_error("plugins list", "unexpected argument '%s'", argv[i]);
         if (strcmp(argv[i], "--json") == 0) json = true;
         else if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0) verbose = true;
         else if (cn_cli_is_help(argv[i])) {

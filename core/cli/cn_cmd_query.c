@@ -15,7 +15,7 @@ static void query_usage(FILE *f)
           "                     [--skills A,B,...] [--harness FILE] [--max-turns N] [--trace FILE]\n"
           "                     [--offline] [--max-files N] [--max-symbols N] [--without SIGNALS]\n"
           "                     [--index LIST]\n"
-          "                     [--no-compile] [--json] [--quiet] \"question\"\n"
+          "                     [--no-compile] [--json] [--quiet] [--] \"question\"\n"
           "\n"
           "Answers where in a repository a change belongs:\n"
           "\n"
@@ -66,14 +66,21 @@ int cn_cmd_query(int argc, char **argv)
 {
     cn_query_opts o;
     const char *question = NULL;
-    bool json = false, quiet = false;
+    bool json = false, quiet = false, ended = false;
     json_object *res = NULL;
     int rc;
 
     memset(&o, 0, sizeof o);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (cn_cli_is_help(a)) {
+        cn_cli_arg_kind kind = cn_cli_arg(a, &ended);
+        if (kind == CN_CLI_END_OF_OPTIONS) {
+            continue;
+        } else if (kind == CN_CLI_OPERAND) {
+            if (question != NULL)
+                return cn_cli_usage_error("query", "one question at a time; quote it (unexpected '%s')", a);
+            question = a;
+        } else if (cn_cli_is_help(a)) {
             query_usage(stdout);
             return CN_EXIT_OK;
         } else if (strcmp(a, "--repo") == 0 && val) {
@@ -118,12 +125,9 @@ int cn_cmd_query(int argc, char **argv)
             json = true;
         } else if (strcmp(a, "--quiet") == 0) {
             quiet = true;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return cn_cli_usage_error("query", "unknown option '%s' (or it lacks its value)", a);
-        } else if (question == NULL) {
-            question = a;
         } else {
-            return cn_cli_usage_error("query", "one question at a time; quote it (unexpected '%s')", a);
+            return cn_cli_usage_error("query", "unknown option '%s' (or it lacks its value); a question "
+                                      "that starts with '-' goes after --", a);
         }
     }
     if (question == NULL) return cn_cli_usage_error("query", "what is the question? give it as the last argument");

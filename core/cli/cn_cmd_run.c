@@ -89,13 +89,19 @@ int cn_cmd_run(int argc, char **argv)
     const char *id = NULL, *args = NULL, *params = NULL, *repo = NULL, *cache = NULL;
     const char *model = NULL, *base_url = NULL, *rr_model = NULL, *rr_base_url = NULL;
     char *stdin_args = NULL, *result = NULL;
-    bool pretty = false;
+    bool pretty = false, ended = false;
     cn_registry *reg = NULL;
     int rc;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (cn_cli_is_help(a)) {
+        cn_cli_arg_kind kind = cn_cli_arg(a, &ended);
+        if (kind == CN_CLI_END_OF_OPTIONS) {
+            continue;
+        } else if (kind == CN_CLI_OPERAND) {
+            if (id != NULL) return cn_cli_usage_error("run", "unexpected argument '%s'", a);
+            id = a;
+        } else if (cn_cli_is_help(a)) {
             run_usage(stdout);
             return CN_EXIT_OK;
         } else if (strcmp(a, "--args") == 0 && i + 1 < argc) {
@@ -116,12 +122,8 @@ int cn_cmd_run(int argc, char **argv)
             rr_base_url = argv[++i];
         } else if (strcmp(a, "--pretty") == 0) {
             pretty = true;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return cn_cli_usage_error("run", "unknown option '%s' (or it lacks its value)", a);
-        } else if (id == NULL) {
-            id = a;
         } else {
-            return cn_cli_usage_error("run", "unexpected argument '%s'", a);
+            return cn_cli_usage_error("run", "unknown option '%s' (or it lacks its value)", a);
         }
     }
     if (id == NULL) return cn_cli_usage_error("run", "which skill? give its ID");

@@ -46,11 +46,14 @@ static void print_search_path(void)
 
 static int cmd_list(int argc, char **argv)
 {
-    bool json = false, verbose = false;
+    bool json = false, verbose = false, ended = false;
     cn_registry *reg = NULL;
     size_t ok = 0, bad = 0;
 
     for (int i = 1; i < argc; i++) {
+        cn_cli_arg_kind kind = cn_cli_arg(argv[i], &ended);
+        if (kind == CN_CLI_END_OF_OPTIONS) continue;
+        if (kind == CN_CLI_OPERAND) return cn_cli_usage_error("skills list", "unexpected argument '%s'", argv[i]);
         if (strcmp(argv[i], "--json") == 0) json = true;
         else if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0) verbose = true;
         else if (cn_cli_is_help(argv[i])) {
@@ -94,19 +97,22 @@ static int cmd_list(int argc, char **argv)
 
 static int cmd_show(int argc, char **argv)
 {
-    bool json = false;
+    bool json = false, ended = false;
     const char *id = NULL;
     cn_registry *reg = NULL;
     cn_skill_entry *e;
 
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) json = true;
+        cn_cli_arg_kind kind = cn_cli_arg(argv[i], &ended);
+        if (kind == CN_CLI_END_OF_OPTIONS) continue;
+        if (kind == CN_CLI_OPERAND) {
+            if (id != NULL) return cn_cli_usage_error("skills show", "unexpected argument '%s'", argv[i]);
+            id = argv[i];
+        } else if (strcmp(argv[i], "--json") == 0) json = true;
         else if (cn_cli_is_help(argv[i])) {
             skills_usage(stdout);
             return CN_EXIT_OK;
-        } else if (argv[i][0] == '-') return cn_cli_usage_error("skills show", "unknown option '%s'", argv[i]);
-        else if (id == NULL) id = argv[i];
-        else return cn_cli_usage_error("skills show", "unexpected argument '%s'", argv[i]);
+        } else return cn_cli_usage_error("skills show", "unknown option '%s'", argv[i]);
     }
     if (id == NULL) return cn_cli_usage_error("skills show", "which skill? give its ID");
     if (cn_cli_open_registry(&reg) < 0) return cn_cli_fail();

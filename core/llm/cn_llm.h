@@ -32,6 +32,12 @@
  *                         retries (default 500; the n-th retry waits a
  *                         random time in [b*2^(n-1)/2, b*2^(n-1)], at most
  *                         30 s)
+ *   "max_response_mb"     the largest reply accepted, in MiB (1 to 4096;
+ *                         default CODENIB_MAX_RESPONSE_MB, else 16 for chat
+ *                         and rerank, 128 for embed): a larger one, or one
+ *                         with more than one JSON value per
+ *                         CN_LLM_BYTES_PER_VALUE bytes of it, is refused
+ *                         with CN_ENETWORK before it is parsed
  *   "role"                "chat", "embed" or "rerank": overrides the role
  *                         argument (the host's model service opens with it)
  * Other fields are ignored (a backend may pass its whole configuration).
@@ -92,7 +98,11 @@ const char *cn_llm_base_url(const cn_model *m);
 
 /* POST chat/completions with `request` (borrowed; "model" added when
  * absent).  *message: the first choice's message plus "finish_reason" and
- * "usage" members. */
+ * "usage" members, type-checked: "role" a string ("assistant" when absent),
+ * "content" a string or null, "tool_calls" absent (null and [] are
+ * dropped) or an array of at most CN_LLM_MAX_TOOL_CALLS {id string, type
+ * "function", function {name string, arguments string}}; anything else is
+ * CN_EPARSE naming the member. */
 int cn_llm_chat(cn_model *m, json_object *request, json_object **message);
 int cn_llm_embed(cn_model *m, const char *const *texts, size_t n, size_t dimensions, float **vectors,
                  size_t *dim);
@@ -110,6 +120,13 @@ const cn_model_services *cn_host_model_services(void);
 
 #define CN_LLM_RETRY_AFTER_MAX_S 60      /* cap on a server's Retry-After */
 #define CN_LLM_BACKOFF_MAX_MS 30000      /* cap on one backoff wait */
+/* A parsed JSON value costs json-c some 70 bytes: a reply may hold one
+ * value per this many bytes of max_response_bytes, which bounds the memory
+ * of any reply to about ten times the limit whatever its shape (a batch of
+ * embeddings has one value per 8 to 20 bytes). */
+#define CN_LLM_BYTES_PER_VALUE 8
+/* Tool calls taken from one assistant message (models make a handful). */
+#define CN_LLM_MAX_TOOL_CALLS 128
 
 struct cn_model {
     cn_llm_role role;
@@ -120,6 +137,7 @@ struct cn_model {
     long connect_timeout_ms;
     int max_retries;
     long backoff_ms;
+    size_t max_response_bytes;   /* larger replies are refused */
     /* Usage log; the handle is shared by concurrent callers. */
     pthread_mutex_t lock;
     cn_llm_call *calls;

@@ -1,6 +1,7 @@
 /* Chat completions: the request goes out as given (plus "model"), the
  * first choice's message comes back untouched -- tool_calls included --
  * with finish_reason and usage attached. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,11 +57,110 @@ static void read_usage(json_object *resp, cn_llm_call *call)
     call->cached_tokens = cn_llm__usage_int(details, "cached_tokens");
 }
 
+static const char *type_phrase(json_object *v)
+{
+    switch (json_object_get_type(v)) {
+    case json_type_null: return "null (or absent)";
+    case json_type_boolean: return "a boolean";
+    case json_type_int:
+    case json_type_double: return "a number";
+    case json_type_string: return "a string";
+    case json_type_array: return "an array";
+    case json_type_object: return "an object";
+    }
+    return "of an unknown type";
+}
+
+/* "... tool_calls is a string; expected ..." for a member of the wrong type. */
+static int wrong_type(const char *base, const char *where, json_object *v, const char *expected)
+{
+    return cn_error_set(CN_EPARSE, "%s: the response from %s: %s is %s; expected %s", ENDPOINT,
+                        base, where, type_phrase(v), expected);
+}
+
+/* One entry of tool_calls: {id, type "function", function {name,
+ * arguments}}.  Arguments sent as a JSON object (some servers do) become
+ * the string the protocol asks for, so the message can go back into the
+ * conversation as it is; absent arguments are "{}". */
+static int check_call(json_object *call, size_t i, const char *base)
+{
+    json_object *v, *fn;
+    char where[96];
+
+    snprintf(where, sizeof where, "choices[0].message.tool_calls[%zu]", i);
+    if (!json_object_is_type(call, json_type_object))
+        return wrong_type(base, where, call, "an object");
+    if (!json_object_object_get_ex(call, "id", &v) || !json_object_is_type(v, json_type_string) ||
+        json_object_get_string_len(v) == 0)
+        return wrong_type(base, strcat(where, ".id"), v, "a non-empty string");
+    if (!json_object_object_get_ex(call, "type", &v) || v == NULL)
+        json_object_object_add(call, "type", json_object_new_string("function"));
+    else if (!json_object_is_type(v, json_type_string) ||
+             strcmp(json_object_get_string(v), "function") != 0)
+        return cn_error_set(CN_EPARSE, "%s: the response from %s: %s.type is %s; only \"function\" "
+                                       "calls are offered", ENDPOINT, base, where,
+                            json_object_to_json_string(v));
+    if (!json_object_object_get_ex(call, "function", &fn) ||
+        !json_object_is_type(fn, json_type_object))
+        return wrong_type(base, strcat(where, ".function"), fn, "an object");
+    strcat(where, ".function");
+    if (!json_object_object_get_ex(fn, "name", &v) || !json_object_is_type(v, json_type_string))
+        return wrong_type(base, strcat(where, ".name"), v, "a string");
+    if (!json_object_object_get_ex(fn, "arguments", &v) || v == NULL) {
+        json_object_object_add(fn, "arguments", json_object_new_string("{}"));
+    } else if (json_object_is_type(v, json_type_object)) {
+        json_object_object_add(fn, "arguments",
+                               json_object_new_string(json_object_to_json_string_ext(
+                                   v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
+    } else if (!json_object_is_type(v, json_type_string)) {
+        return wrong_type(base, strcat(where, ".arguments"), v, "a string of JSON");
+    }
+    return 0;
+}
+
+/* Every member a caller reads is type-checked here, once: the agent and
+ * the skills take the message as the protocol describes it.  A server (or
+ * whatever answers at the base URL) may send anything. */
+static int check_message(json_object *msg, const char *base)
+{
+    json_object *v, *calls;
+    size_t n;
+    int rc;
+
+    if (!json_object_object_get_ex(msg, "role", &v) || v == NULL)
+        json_object_object_add(msg, "role", json_object_new_string("assistant"));
+    else if (!json_object_is_type(v, json_type_string))
+        return wrong_type(base, "choices[0].message.role", v, "a string");
+    if (json_object_object_get_ex(msg, "content", &v) && v != NULL &&
+        !json_object_is_type(v, json_type_string))
+        return wrong_type(base, "choices[0].message.content", v, "a string or null");
+    if (!json_object_object_get_ex(msg, "tool_calls", &calls)) return 0;
+    if (calls != NULL && !json_object_is_type(calls, json_type_array))
+        return wrong_type(base, "choices[0].message.tool_calls", calls, "an array or null");
+    n = calls == NULL ? 0 : json_object_array_length(calls);
+    /* null and [] both mean "no calls"; OpenAI refuses an empty list when
+     * the message is sent back, so neither is kept. */
+    if (n == 0) {
+        json_object_object_del(msg, "tool_calls");
+        return 0;
+    }
+    /* Each call runs a tool whose output (up to 30 kB) joins the history:
+     * a reply of a hundred thousand calls would run for hours and fill
+     * gigabytes. */
+    if (n > CN_LLM_MAX_TOOL_CALLS)
+        return cn_error_set(CN_EPARSE, "%s: the response from %s has %zu tool calls in one message; "
+                                       "at most %d are taken", ENDPOINT, base, n, CN_LLM_MAX_TOOL_CALLS);
+    for (size_t i = 0; i < n; i++)
+        if ((rc = check_call(json_object_array_get_idx(calls, i), i, base)) < 0) return rc;
+    return 0;
+}
+
 /* The message of choices[0], with a reference taken so it outlives resp. */
 static int first_message(json_object *resp, const char *base, json_object **message,
                          json_object **finish)
 {
     json_object *choices, *choice, *msg, *err;
+    int rc;
 
     *message = NULL;
     *finish = NULL;
@@ -85,7 +185,11 @@ static int first_message(json_object *resp, const char *base, json_object **mess
         !json_object_is_type(msg, json_type_object))
         return cn_error_set(CN_EPARSE, "%s: the response from %s has no choices[0].message "
                                        "object", ENDPOINT, base);
-    json_object_object_get_ex(choice, "finish_reason", finish);
+    if ((rc = check_message(msg, base)) < 0) return rc;
+    /* finish_reason is informational: anything but a string is dropped */
+    if (json_object_object_get_ex(choice, "finish_reason", finish) &&
+        !json_object_is_type(*finish, json_type_string))
+        *finish = NULL;
     *message = json_object_get(msg);
     *finish = json_object_get(*finish);
     return 0;

@@ -13,6 +13,7 @@
 #define DEFAULT_MAX_RETRIES 2
 #define DEFAULT_BACKOFF_MS 500L
 #define MAX_RETRIES_LIMIT 10
+#define MAX_RESPONSE_MB_LIMIT 4096
 
 static const char *role_name(cn_llm_role role)
 {
@@ -157,20 +158,39 @@ static int pick_model(json_object *cfg, cn_llm_role role, cn_model *m)
     return m->model ? 0 : cn_error_set(CN_ENOMEM, "out of memory");
 }
 
-static int pick_numbers(json_object *cfg, cn_model *m)
+/* Replies of a chat or a rerank are small; a batch of embeddings (64 texts
+ * of 3072 floats is some 4 MiB of JSON) is not. */
+static long default_response_mb(cn_llm_role role)
 {
-    long retries = DEFAULT_MAX_RETRIES;
+    const char *env = env_value("CODENIB_MAX_RESPONSE_MB");
+    char *end;
+    long v;
+
+    if (env == NULL) return role == CN_LLM_EMBED ? 128 : 16;
+    v = strtol(env, &end, 10);
+    if (*end != '\0' || v < 1 || v > MAX_RESPONSE_MB_LIMIT)
+        return cn_error_set(CN_EINVAL, "CODENIB_MAX_RESPONSE_MB is '%s'; give a number of MiB from 1 to %d",
+                            env, MAX_RESPONSE_MB_LIMIT);
+    return v;
+}
+
+static int pick_numbers(json_object *cfg, cn_llm_role role, cn_model *m)
+{
+    long retries = DEFAULT_MAX_RETRIES, mb = default_response_mb(role);
     int rc;
 
+    if (mb < 0) return (int)mb;
     m->timeout_ms = DEFAULT_TIMEOUT_MS;
     m->connect_timeout_ms = DEFAULT_CONNECT_TIMEOUT_MS;
     m->backoff_ms = DEFAULT_BACKOFF_MS;
     if ((rc = opt_long(cfg, "timeout_ms", 1, 24L * 3600 * 1000, &m->timeout_ms)) < 0 ||
         (rc = opt_long(cfg, "connect_timeout_ms", 1, 3600L * 1000, &m->connect_timeout_ms)) < 0 ||
         (rc = opt_long(cfg, "max_retries", 0, MAX_RETRIES_LIMIT, &retries)) < 0 ||
-        (rc = opt_long(cfg, "backoff_ms", 0, CN_LLM_BACKOFF_MAX_MS, &m->backoff_ms)) < 0)
+        (rc = opt_long(cfg, "backoff_ms", 0, CN_LLM_BACKOFF_MAX_MS, &m->backoff_ms)) < 0 ||
+        (rc = opt_long(cfg, "max_response_mb", 1, MAX_RESPONSE_MB_LIMIT, &mb)) < 0)
         return rc;
     m->max_retries = (int)retries;
+    m->max_response_bytes = (size_t)mb << 20;
     return 0;
 }
 
@@ -182,7 +202,7 @@ static int configure(cn_model *m, json_object *cfg, cn_llm_role role)
     m->role = role;
     if ((rc = pick_base_url(cfg, role, m, &own_base)) < 0 ||
         (rc = pick_api_key(cfg, role, own_base, m)) < 0 || (rc = pick_model(cfg, role, m)) < 0 ||
-        (rc = pick_numbers(cfg, m)) < 0)
+        (rc = pick_numbers(cfg, role, m)) < 0)
         return rc;
     return 0;
 }

@@ -15,12 +15,12 @@
 #include "cn_curl.h"
 #include "cn_llm.h"
 
-/* Far above any sane completion or embedding batch, low enough that a
- * runaway server cannot exhaust memory. */
-#define RESPONSE_MAX ((size_t)256 << 20)
 #define QUOTE_MAX 300
 
 typedef struct attempt {
+    const cn_curl_api *cu;
+    CURL *curl;
+    size_t limit;    /* m->max_response_bytes */
     cn_buf body;
     int too_big;
     CURLcode cc;
@@ -63,7 +63,22 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *user)
     attempt *a = user;
     size_t n = size * nmemb;
 
-    if (n > RESPONSE_MAX - a->body.len) {
+    if (a->body.cap == 0) {
+        /* The announced size is refused before anything is kept, and when
+         * it fits the buffer is made to measure: grown by doubling, a body
+         * would cost up to twice its size. */
+        curl_off_t cl = -1;
+        if (a->cu->easy_getinfo(a->curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) != CURLE_OK) cl = -1;
+        if (cl > 0 && (uint64_t)cl > a->limit) {
+            a->too_big = 1;
+            return 0;
+        }
+        if (cl > 0 && (a->body.data = malloc((size_t)cl + 1)) != NULL) {
+            a->body.cap = (size_t)cl + 1;
+            a->body.data[0] = '\0';
+        }
+    }
+    if (n > a->limit - a->body.len) {
         a->too_big = 1;
         return 0;
     }
@@ -108,6 +123,9 @@ static void do_attempt(const cn_curl_api *cu, const cn_model *m, const char *url
         a->cc = CURLE_OUT_OF_MEMORY;
         return;
     }
+    a->cu = cu;
+    a->curl = c;
+    a->limit = m->max_response_bytes;
     cu->easy_setopt(c, CURLOPT_URL, url);
     /* No signals: the client runs in threads, and timeouts must not rely
      * on SIGALRM. */
@@ -224,7 +242,10 @@ static int fail(const cn_curl_api *cu, const cn_model *m, const char *endpoint, 
 
     if (a->too_big)
         return cn_error_set(CN_ENETWORK, "%s: the response from POST %s is larger than %zu MiB; "
-                                         "refused", endpoint, url, RESPONSE_MAX >> 20);
+                                         "refused (raise max_response_mb in the model "
+                                         "configuration or CODENIB_MAX_RESPONSE_MB if it is "
+                                         "meant to be that big)", endpoint, url,
+                            m->max_response_bytes >> 20);
     if (a->cc == CURLE_OPERATION_TIMEDOUT)
         return cn_error_set(CN_ETIMEOUT, "%s: POST %s timed out after %d attempt%s (%s); raise "
                                          "timeout_ms (now %ld) or check the server", endpoint,
@@ -246,10 +267,33 @@ static int fail(const cn_curl_api *cu, const cn_model *m, const char *endpoint, 
                         attempts, plural, said, status_hint(a->status));
 }
 
-static int parse_ok(const char *endpoint, const char *url, const attempt *a,
+/* JSON values in text, counted before it is parsed: json-c spends some 70
+ * bytes on each, so a reply of "1,1,1,..." would cost 35 times its size.
+ * Commas, colons and opening brackets outside strings bound the count. */
+static size_t count_values(const char *s, size_t len)
+{
+    size_t n = 1;
+    bool in_string = false;
+
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (in_string) {
+            if (c == '\\') i++;
+            else if (c == '"') in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == ',' || c == ':' || c == '[' || c == '{') {
+            n++;
+        }
+    }
+    return n;
+}
+
+static int parse_ok(const cn_model *m, const char *endpoint, const char *url, const attempt *a,
                     json_object **response)
 {
     char what[512];
+    size_t values;
     int rc;
 
     snprintf(what, sizeof what, "the %s response from %s", endpoint, url);
@@ -258,6 +302,12 @@ static int parse_ok(const char *endpoint, const char *url, const attempt *a,
                             a->status);
     if (strlen(a->body.data) != a->body.len)
         return cn_error_set(CN_EPARSE, "%s contains a NUL byte; expected JSON text", what);
+    if ((values = count_values(a->body.data, a->body.len)) > m->max_response_bytes / CN_LLM_BYTES_PER_VALUE)
+        return cn_error_set(CN_ENETWORK, "%s holds some %zu JSON values, more than the %zu (one per %d bytes "
+                                         "of max_response_mb, %zu MiB) allowed; refused (raise max_response_mb "
+                                         "or CODENIB_MAX_RESPONSE_MB if it is meant to be that big)",
+                            what, values, m->max_response_bytes / CN_LLM_BYTES_PER_VALUE,
+                            CN_LLM_BYTES_PER_VALUE, m->max_response_bytes >> 20);
     if ((rc = cn_json_parse(a->body.data, what, response)) < 0) return rc;
     if (*response == NULL) return cn_error_set(CN_EPARSE, "%s is JSON null", what);
     return 0;
@@ -310,7 +360,7 @@ int cn_llm__post(cn_model *m, const char *endpoint, json_object *body, cn_llm_ca
         call->attempts = n;
         call->http_status = a.cc == CURLE_OK ? (int)a.status : 0;
         if (a.cc == CURLE_OK && a.status >= 200 && a.status <= 299) {
-            rc = parse_ok(endpoint, url, &a, response);
+            rc = parse_ok(m, endpoint, url, &a, response);
             cn_buf_free(&a.body);
             break;
         }
