@@ -6,7 +6,9 @@
  *
  * Python (language "python"), import-aware:
  *   - A file's module name is its path without ".py"/".pyi", '/' -> '.';
- *     "pkg/__init__.py" is "pkg".  Modules are looked up exactly, then (for
+ *     "pkg/__init__.py" is "pkg".  A directory's own dots are kept
+ *     (".conan/build.py" is ".conan.build"), so relative imports between
+ *     files of a dotted directory resolve.  Modules are looked up exactly, then (for
  *     absolute names only) by a unique suffix at a dot boundary ("mylib.x"
  *     finds "src/mylib/x.py"); a .py file wins over a .pyi of the same
  *     module.
@@ -846,32 +848,44 @@ static uint32_t py_in_module_body(ctx *c, uint32_t f, const char *s, size_t n, i
     return NONE;
 }
 
-/* An absolute dotted name s[0, n) (see the top of the file). */
+/* Where the dot before s[0, end) is: its index, or SIZE_MAX when none. */
+static size_t dot_before(const char *s, size_t end)
+{
+    while (end > 0)
+        if (s[--end] == '.') return end;
+    return SIZE_MAX;
+}
+
+/* Module s[0, plen) and, past its dot, the rest of s[0, n) inside it. */
+static uint32_t py_module_prefix(ctx *c, const char *s, size_t n, size_t plen, bool allow_suffix,
+                                 int depth)
+{
+    uint32_t f;
+    if (plen == 0) return NONE;
+    f = py_module(c, s, plen, allow_suffix);
+    if (f == NONE) return NONE;
+    if (plen == n) return c->files[f].node;
+    return py_in_module(c, f, s + plen + 1, n - plen - 1, depth + 1);
+}
+
+/* An absolute dotted name s[0, n) (see the top of the file).  The module
+ * prefixes tried: up to the last dot (a symbol in the parent module), the
+ * whole name, then up to each earlier dot.  They are walked on the name
+ * itself, not on a table of its dots, so a name of any number of
+ * components (directories with dots of their own make many) is tried in
+ * full. */
 static uint32_t py_resolve_abs(ctx *c, const char *s, size_t n, bool allow_suffix, int depth)
 {
-    size_t dots[64], nd = 0;
+    size_t last, plen;
+    uint32_t r;
     if (n == 0) return NONE;
     if (depth > MAX_DEPTH) return cut(c);
-    for (size_t i = 0; i < n && nd < 64; i++)
-        if (s[i] == '.') dots[nd++] = i;
-    /* prefix lengths in components: n-1 (symbol in the parent module), n,
-     * then shorter ones */
-    {
-        size_t ncomp = nd + 1;
-        for (size_t step = 0; step < ncomp; step++) {
-            size_t k = step == 0 ? (ncomp >= 2 ? ncomp - 1 : ncomp)
-                                 : step == 1 ? (ncomp >= 2 ? ncomp : 0) : ncomp - step;
-            size_t plen;
-            uint32_t f, r;
-            if (k == 0) continue;
-            plen = k == ncomp ? n : dots[k - 1];
-            f = py_module(c, s, plen, allow_suffix);
-            if (f == NONE) continue;
-            if (k == ncomp) return c->files[f].node;
-            r = py_in_module(c, f, s + plen + 1, n - plen - 1, depth + 1);
-            if (r != NONE) return r;
-        }
-    }
+    last = dot_before(s, n);
+    if (last != SIZE_MAX && (r = py_module_prefix(c, s, n, last, allow_suffix, depth)) != NONE) return r;
+    if ((r = py_module_prefix(c, s, n, n, allow_suffix, depth)) != NONE) return r;
+    plen = last;
+    while (plen != SIZE_MAX && (plen = dot_before(s, plen)) != SIZE_MAX)
+        if ((r = py_module_prefix(c, s, n, plen, allow_suffix, depth)) != NONE) return r;
     return NONE;
 }
 
@@ -1261,25 +1275,45 @@ static int lang_of(const char *language)
     return LANG_OTHER;
 }
 
-/* Python module name of a path, or NULL (not a .py/.pyi path). */
-static char *py_module_name(const char *path, bool *is_pkg, bool *pyi)
+/* Python module name of a path into *out (malloc'd), or NULL when it is not
+ * a .py/.pyi path; CN_ENOMEM.  A directory's own dots stay in the name
+ * (".conan/build.py" is ".conan.build"), so a module name can have more
+ * dots than its path has slashes. */
+static int py_module_name(const char *path, char **out, bool *is_pkg, bool *pyi)
 {
     size_t n = strlen(path), ext;
     char *m;
+    *out = NULL;
     *is_pkg = *pyi = false;
     if (n > 3 && strcmp(path + n - 3, ".py") == 0) ext = 3;
     else if (n > 4 && strcmp(path + n - 4, ".pyi") == 0) ext = 4, *pyi = true;
-    else return NULL;
+    else return 0;
     n -= ext;
     if (n >= 8 && strncmp(path + n - 8, "__init__", 8) == 0 && (n == 8 || path[n - 9] == '/')) {
         *is_pkg = true;
         n = n == 8 ? 0 : n - 9;
     }
     m = malloc(n + 1);
-    if (m == NULL) return NULL;
+    if (m == NULL) return cn_error_set(CN_ENOMEM, "out of memory building the symbol graph");
     for (size_t i = 0; i < n; i++) m[i] = path[i] == '/' ? '.' : path[i];
     m[n] = '\0';
-    return m;
+    *out = m;
+    return 0;
+}
+
+/* The suffixes of a module name that start after one of its dots ("b.c"
+ * and "c" for "a.b.c"), written to out[] (when not NULL) as entries of
+ * file f; returns how many.  The table is sized by calling this with out
+ * NULL, so its size and its filling cannot disagree. */
+static size_t py_suffixes(const char *module, strent *out, uint32_t f, uint32_t rank)
+{
+    size_t k = 0;
+    for (const char *p = module; *p; p++)
+        if (*p == '.' && p[1]) {
+            if (out) out[k] = (strent){p + 1, f, rank};
+            k++;
+        }
+    return k;
 }
 
 static void ctx_free(ctx *c)
@@ -1308,6 +1342,7 @@ static void ctx_free(ctx *c)
 static int setup(ctx *c, const cn_file_rec *recs, size_t n)
 {
     size_t n_nodes = 0, n_files = 0, n_sym = 0, n_binds = 0, n_stars = 0, n_inherit = 0, n_suf = 0;
+    int rc;
     uint32_t id = 0, fi = 0;
     for (size_t i = 0; i < n; i++) {
         const cn_file_rec *r = &recs[i];
@@ -1318,7 +1353,6 @@ static int setup(ctx *c, const cn_file_rec *recs, size_t n)
             if (r->refs[k].kind == CN_REF_IMPORT) n_binds++;
             if (r->refs[k].kind == CN_REF_INHERIT) n_inherit++;
         }
-        for (const char *p = r->path; *p; p++) n_suf += *p == '/';
     }
     if (n_nodes >= UINT32_MAX / 2 || n_inherit >= UINT32_MAX / 2 || n_binds >= UINT32_MAX / 2)
         return cn_error_set(CN_EINVAL, "too many nodes or references for the symbol graph");
@@ -1338,7 +1372,6 @@ static int setup(ctx *c, const cn_file_rec *recs, size_t n)
         if (c->kids.vals) memset(c->kids.vals, 0xff, ks * sizeof *c->kids.vals);
     }
     c->mods = calloc(n_files + 1, sizeof *c->mods);
-    c->msuf = calloc(n_suf + 1, sizeof *c->msuf);
     c->paths = calloc(n_files + 1, sizeof *c->paths);
     c->bnames = calloc(n_files + 1, sizeof *c->bnames);
     c->binds = calloc(n_binds + 1, sizeof *c->binds);
@@ -1346,7 +1379,7 @@ static int setup(ctx *c, const cn_file_rec *recs, size_t n)
     c->base_off = calloc(n_nodes + 2, sizeof *c->base_off);
     c->base_ref = calloc(n_inherit + 1, sizeof *c->base_ref);
     if (!c->nodes || !c->files || !c->by_name || !c->kids.keys || !c->kids.vals || !c->mods ||
-        !c->msuf || !c->paths || !c->bnames || !c->binds || !c->stars || !c->base_off || !c->base_ref)
+        !c->paths || !c->bnames || !c->binds || !c->stars || !c->base_off || !c->base_ref)
         return cn_error_set(CN_ENOMEM, "out of memory building the symbol graph");
     n_sym = 0;
     for (size_t i = 0; i < n; i++) {
@@ -1360,10 +1393,8 @@ static int setup(ctx *c, const cn_file_rec *recs, size_t n)
         gf->node = base;
         gf->lang = lang_of(r->language);
         if (gf->lang == LANG_PY) {
-            gf->module = py_module_name(r->path, &gf->is_pkg, &gf->pyi);
-            if (gf->module == NULL && (strlen(r->path) > 3 && (cn_str_has_suffix(r->path, ".py") ||
-                                                               cn_str_has_suffix(r->path, ".pyi"))))
-                return cn_error_set(CN_ENOMEM, "out of memory building the symbol graph");
+            if ((rc = py_module_name(r->path, &gf->module, &gf->is_pkg, &gf->pyi)) < 0) return rc;
+            if (gf->module) n_suf += py_suffixes(gf->module, NULL, 0, 0);
         }
         {
             const char *b = strrchr(r->path, '/');
@@ -1409,7 +1440,10 @@ static int setup(ctx *c, const cn_file_rec *recs, size_t n)
         free(fill);
     }
 
-    /* modules, paths, basenames */
+    /* modules, paths, basenames; the suffix table is sized from the module
+     * names themselves (see py_suffixes) */
+    if ((c->msuf = calloc(n_suf + 1, sizeof *c->msuf)) == NULL)
+        return cn_error_set(CN_ENOMEM, "out of memory building the symbol graph");
     for (uint32_t f = 0; f < c->n_files; f++) {
         gfile *gf = &c->files[f];
         const char *b = strrchr(gf->path, '/');
@@ -1417,8 +1451,7 @@ static int setup(ctx *c, const cn_file_rec *recs, size_t n)
         c->bnames[c->n_bnames++] = (strent){b ? b + 1 : gf->path, f, 0};
         if (gf->module && gf->module[0]) {
             c->mods[c->n_mods++] = (strent){gf->module, f, gf->pyi ? 1u : 0u};
-            for (const char *p = gf->module; *p; p++)
-                if (*p == '.' && p[1]) c->msuf[c->n_msuf++] = (strent){p + 1, f, gf->pyi ? 1u : 0u};
+            c->n_msuf += py_suffixes(gf->module, c->msuf + c->n_msuf, f, gf->pyi ? 1u : 0u);
         }
     }
     qsort(c->mods, c->n_mods, sizeof *c->mods, cmp_strent);

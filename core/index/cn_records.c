@@ -39,6 +39,7 @@
  * it (a build without a usable one re-parses every file). */
 #include "cn_records.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <sys/types.h>
@@ -114,17 +115,24 @@ typedef struct shard {
     uint32_t n_files;
 } shard;
 
+/* The parse workers look records up while others move records out
+ * (cn_records_match): a lookup reads only what no move writes -- the paths
+ * in the mapped head, searched through `paths` and `left_paths` -- and a
+ * record's own fields only once it has claimed the record in `taken`. */
 struct cn_records {
     cn_idx_file *file;     /* the head */
     shard *shards;         /* mapped: the records' nodes, refs and pools */
     uint32_t n_shards;
     cn_file_rec *recs;
+    const char **paths;    /* recs[i]'s path in the head's STRTAB, in order */
     char **versions;
     uint32_t *docs;        /* per file n_nodes + 1, as opened (records move out) */
     size_t n;
     cn_file_rec *left;     /* the files left out (status not PARSED) */
+    const char **left_paths;
     char **left_versions;
     size_t n_left;
+    atomic_bool *taken;    /* recs, then left: handed out (or being checked) */
     uint64_t started_ns;   /* of the build that wrote them; 0 unknown */
 };
 
@@ -445,10 +453,13 @@ int cn_records_open(const char *path, const cn_langs *langs, cn_records **out)
     nl = left ? lsz / sizeof *left : 0;
     r = calloc(1, sizeof *r);
     if (r == NULL || (r->recs = calloc(n ? n : 1, sizeof *r->recs)) == NULL ||
+        (r->paths = calloc(n ? n : 1, sizeof *r->paths)) == NULL ||
         (r->versions = calloc(n ? n : 1, sizeof *r->versions)) == NULL ||
         (r->docs = calloc(n ? n : 1, sizeof *r->docs)) == NULL ||
         (r->left = calloc(nl ? nl : 1, sizeof *r->left)) == NULL ||
+        (r->left_paths = calloc(nl ? nl : 1, sizeof *r->left_paths)) == NULL ||
         (r->left_versions = calloc(nl ? nl : 1, sizeof *r->left_versions)) == NULL ||
+        (r->taken = calloc(n + nl ? n + nl : 1, sizeof *r->taken)) == NULL ||
         (r->shards = calloc(MAX_SHARDS, sizeof *r->shards)) == NULL ||
         (seen = calloc(MAX_SHARDS, sizeof *seen)) == NULL) {
         rc = cn_error_set(CN_ENOMEM, "out of memory");
@@ -479,6 +490,7 @@ int cn_records_open(const char *path, const cn_langs *langs, cn_records **out)
         seen[d->shard]++;
         r->n = i + 1;
         e = cn_langs_find(langs, st + d->language);
+        r->paths[i] = st + d->path;
         x->path = cn_strdup(st + d->path);
         x->language = e ? e->language : NULL;
         x->status = e ? CN_REC_PARSED : CN_REC_FAILED;  /* no backend now: never reused */
@@ -534,6 +546,7 @@ int cn_records_open(const char *path, const cn_langs *langs, cn_records **out)
         }
         r->n_left = i + 1;
         e = cn_langs_find(langs, st + d->language);
+        r->left_paths[i] = st + d->path;
         x->path = cn_strdup(st + d->path);
         x->language = e ? e->language : NULL;   /* no backend now: never reused */
         x->status = (cn_rec_status)d->status;
@@ -558,12 +571,12 @@ fail:
     return rc;
 }
 
-static ssize_t find_in(const cn_file_rec *recs, size_t n, const char *path)
+static ssize_t find_in(const char *const *paths, size_t n, const char *path)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(recs[mid].path, path);
+        int c = strcmp(paths[mid], path);
         if (c == 0) return (ssize_t)mid;
         if (c < 0) lo = mid + 1;
         else hi = mid;
@@ -573,7 +586,7 @@ static ssize_t find_in(const cn_file_rec *recs, size_t n, const char *path)
 
 static ssize_t find_path(const cn_records *r, const char *path)
 {
-    return find_in(r->recs, r->n, path);
+    return find_in(r->paths, r->n, path);
 }
 
 static bool stamp_trusted(const cn_records *r, const cn_file_rec *x, const cn_file_stamp *st, uint64_t size)
@@ -585,25 +598,41 @@ static bool stamp_trusted(const cn_records *r, const cn_file_rec *x, const cn_fi
            o->ctime_ns < r->started_ns - CN_RECORDS_STAMP_MARGIN_NS;
 }
 
+/* Whether record x, with the backend version that made it, still holds. */
+static bool still_holds(const cn_records *r, const cn_file_rec *x, const char *version, const cn_file_stamp *stamp,
+                        uint64_t size, uint64_t hash, const char *lang_version)
+{
+    if (x->language == NULL) return false;   /* no backend for it now */
+    if (lang_version == NULL || strcmp(version, lang_version) != 0) return false;
+    return stamp != NULL ? stamp_trusted(r, x, stamp, size) : x->hash == hash && x->size == size;
+}
+
 cn_file_rec *cn_records_match(cn_records *r, const char *path, const cn_file_stamp *stamp, uint64_t size,
                               uint64_t hash, const char *lang_version)
 {
     ssize_t i = find_path(r, path);
+    size_t slot;
     cn_file_rec *x;
     const char *version;
     if (i >= 0) {
         x = &r->recs[i];
         version = r->versions[i];
-        if (x->status != CN_REC_PARSED) return NULL;
-    } else if ((i = find_in(r->left, r->n_left, path)) >= 0) {
+        slot = (size_t)i;
+    } else if ((i = find_in(r->left_paths, r->n_left, path)) >= 0) {
         x = &r->left[i];
         version = r->left_versions[i];
-        if (x->language == NULL || x->status == CN_REC_PARSED) return NULL;   /* or moved out */
+        slot = r->n + (size_t)i;
     } else {
         return NULL;
     }
-    if (lang_version == NULL || strcmp(version, lang_version) != 0) return NULL;
-    if (stamp != NULL ? stamp_trusted(r, x, stamp, size) : x->hash == hash && x->size == size) return x;
+    /* claimed before its fields are read, since a worker that matched it
+     * may be moving it out; a match keeps the claim.  The same path listed
+     * twice is then handed out once (the other is parsed). */
+    if (atomic_exchange(&r->taken[slot], true)) return NULL;
+    if ((slot < r->n ? x->status == CN_REC_PARSED : x->status != CN_REC_PARSED) &&
+        still_holds(r, x, version, stamp, size, hash, lang_version))
+        return x;
+    atomic_store(&r->taken[slot], false);
     return NULL;
 }
 
@@ -644,7 +673,7 @@ int cn_records_doc_map(const cn_records *r, const cn_file_rec *recs, size_t n, u
 
 bool cn_records_has(const cn_records *r, const char *path)
 {
-    return find_path(r, path) >= 0 || find_in(r->left, r->n_left, path) >= 0;
+    return find_path(r, path) >= 0 || find_in(r->left_paths, r->n_left, path) >= 0;
 }
 
 uint64_t cn_records_doc_count(const cn_records *r)
@@ -681,9 +710,12 @@ void cn_records_close(cn_records *r)
         free(r->left_versions[i]);
     }
     free(r->recs);
+    free(r->paths);
     free(r->versions);
     free(r->left);
+    free(r->left_paths);
     free(r->left_versions);
+    free(r->taken);
     free(r->docs);
     /* after the records that read them */
     for (uint32_t s = 0; r->shards != NULL && s < MAX_SHARDS; s++) cn_idx_close(r->shards[s].file);

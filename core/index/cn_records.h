@@ -30,10 +30,13 @@ int cn_records_open(const char *path, const cn_langs *langs, cn_records **out);
  * the build that made it by more than CN_RECORDS_STAMP_MARGIN_NS (a file
  * changed within the same clock tick as it was read would otherwise look
  * unchanged: git's "racy" case); without, its content hash equals `hash`.
- * A build moves the contents out (cn_file_rec_move): each path at most
- * once, different paths possibly from different threads at once.  Their
- * nodes, references and strings stay in the mapped file (`borrowed`): the
- * records are closed after the build is done with what it moved out. */
+ * A record matched is handed out once: it is not matched again (nor
+ * while another caller is checking it), and its caller may move its
+ * contents out (cn_file_rec_move) while other threads match other paths;
+ * the lookups read only the paths of the mapped file, never a record's
+ * fields, until they have claimed it.  Their nodes, references and strings
+ * stay in the mapped file (`borrowed`): the records are closed after the
+ * build is done with what it moved out. */
 #define CN_RECORDS_STAMP_MARGIN_NS 2000000000ull
 cn_file_rec *cn_records_match(cn_records *r, const char *path, const cn_file_stamp *stamp, uint64_t size,
                               uint64_t hash, const char *lang_version);

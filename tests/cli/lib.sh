@@ -24,8 +24,9 @@ cn() {
   $CN_RUN "$CODENIB" "$@" >"$OUT" 2>"$ERR"
   rc=$?
   # 97 is the exit status check-valgrind gives valgrind for memory errors
-  # and leaks: a test point of its own, so no output check can hide it.
-  if [ "$rc" -eq 97 ]; then fail "valgrind found memory errors in: codenib $*"; fi
+  # and leaks, and check-tsan ThreadSanitizer for a race: a test point of
+  # its own, so no output check can hide it.
+  if [ "$rc" -eq 97 ]; then fail "valgrind or ThreadSanitizer found errors in: codenib $*"; fi
 }
 out_has() { grep -q -F -- "$1" "$OUT"; }
 err_has() { grep -q -F -- "$1" "$ERR"; }

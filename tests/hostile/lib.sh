@@ -48,7 +48,7 @@ cn_t() {
   # shellcheck disable=SC2086
   timeout -k 5 "$t" $CN_RUN "$CODENIB" "$@" >"$OUT" 2>"$ERR"
   rc=$?
-  if [ "$rc" -eq 97 ]; then fail "valgrind found memory errors in: codenib $*"; fi
+  if [ "$rc" -eq 97 ]; then fail "valgrind or ThreadSanitizer found errors in: codenib $*"; fi
 }
 
 # no_sentinels DESCRIPTION: passes when no hostile command left a mark.
