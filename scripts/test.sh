@@ -1,8 +1,9 @@
 #!/bin/sh
 # Installs what is needed, builds codenib with warnings as errors, and runs
 # the whole test suite three times: plain, under valgrind, and built with
-# AddressSanitizer + UndefinedBehaviorSanitizer; then each fuzz target for
-# a few seconds (`make fuzz-smoke`) and `make distcheck`.  The
+# AddressSanitizer + UndefinedBehaviorSanitizer; then the compiler's tests
+# under ThreadSanitizer (`make check-tsan`), each fuzz target for a few
+# seconds (`make fuzz-smoke`) and `make distcheck`.  The
 # last line is "N passed, N failed" over every test point of the three runs
 # (distcheck counts as one).
 set -u
@@ -56,6 +57,17 @@ count .
 note "test suite under AddressSanitizer + UndefinedBehaviorSanitizer"
 make check-asan >asan.out 2>&1 || { grep -E '^(FAIL|ERROR)' asan.out; tail -n 80 asan-build/test-suite.log 2>/dev/null || tail -n 60 asan.out; }
 if [ -d asan-build ]; then count asan-build; else step_failed "check-asan build"; fi
+
+note "the compiler's tests under ThreadSanitizer (make check-tsan)"
+if make check-tsan >tsan.out 2>&1; then
+  count tsan-build
+else
+  grep -E '^(FAIL|ERROR)|check-tsan' tsan.out; tail -n 60 tsan-build/test-suite.log 2>/dev/null || tail -n 60 tsan.out
+  # a report in a process whose status no test point looked at fails the
+  # step even when every point passed
+  if [ -d tsan-build ]; then count tsan-build; fi
+  step_failed "make check-tsan"
+fi
 
 note "fuzzing: every libFuzzer target for a few seconds from its seeds (make fuzz-smoke)"
 if make fuzz-smoke >fuzz.out 2>&1; then
