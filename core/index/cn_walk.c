@@ -1,6 +1,9 @@
 /* Repository listing (see cn_walk.h). */
 #include "cn_walk.h"
 
+#include "../plugin/cn_host.h"
+#include "../util/cn_git.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -162,17 +165,20 @@ static int consider(walk *w, const char *rel, int dfd, const char *name, bool di
     return 0;
 }
 
-/* `git ls-files` in root; 1 when root is not a git checkout (or no git). */
+/* `git ls-files` in root; 1 when root is not a git checkout, or git is
+ * not there or fails (then the plain walk lists the files). */
 static int walk_git(walk *w)
 {
-    char *argv[] = {"git", "-C", (char *)w->root, "-c", "core.quotepath=off", "ls-files", "-z",
-                    "--cached", "--others", "--exclude-standard", NULL};
+    static const char *const args[] = {"ls-files", "-z", "--cached", "--others", "--exclude-standard", NULL};
     char *out = NULL;
     size_t len = 0;
     int status = -1, rc;
 
-    if (cn_proc_capture(argv, 0, &out, &len, &status) < 0) {
+    if (cn_git_capture(w->root, false, args, 0, &out, &len, &status) < 0) {
         if (cn_error_last()->code == CN_ENOMEM) return CN_ENOMEM;
+        /* git there but stopped or refused: say why the listing differs */
+        if (cn_error_last()->code == CN_ETIMEOUT || cn_error_last()->code == CN_EDENIED)
+            cn_log(CN_LOG_WARNING, NULL, "%s; listing the directory instead", cn_error_last()->message);
         cn_error_clear();
         return 1;
     }
