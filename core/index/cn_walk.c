@@ -171,6 +171,7 @@ static int walk_git(walk *w)
 {
     static const char *const args[] = {"ls-files", "-z", "--cached", "--others", "--exclude-standard", NULL};
     char *out = NULL;
+    const char *prev = NULL;
     size_t len = 0;
     int status = -1, rc;
 
@@ -191,7 +192,10 @@ static int walk_git(walk *w)
     for (size_t i = 0; i < len && rc == 0;) {
         const char *p = out + i;
         size_t n = strnlen(p, len - i);
-        if (n > 0) rc = consider(w, p, w->rootfd, p, false);
+        /* a path with a merge conflict is listed once per stage, one
+         * after another: it is one file */
+        if (n > 0 && (prev == NULL || strcmp(prev, p) != 0)) rc = consider(w, p, w->rootfd, p, false);
+        prev = p;
         i += n + 1;
     }
     free(out);
