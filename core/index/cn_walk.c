@@ -103,9 +103,16 @@ static bool language_selected(const walk *w, const cn_lang_entry *lang)
 static const cn_lang_entry *sniff(const walk *w, int dfd, const char *name)
 {
     char head[256];
+    struct stat st;
     ssize_t k;
-    int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    /* O_NONBLOCK and a second look: a FIFO put in the file's place since
+     * it was found regular would wait for a writer */
+    int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) return NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return NULL;
+    }
     k = read(fd, head, sizeof head);
     close(fd);
     if (k < 3) return NULL;
