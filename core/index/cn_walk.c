@@ -176,13 +176,19 @@ static int consider(walk *w, const char *rel, int dfd, const char *name, bool di
  * not there or fails (then the plain walk lists the files). */
 static int walk_git(walk *w)
 {
-    static const char *const args[] = {"ls-files", "-z", "--cached", "--others", "--exclude-standard", NULL};
+    /* root holds .git, so it is the work tree, whatever core.worktree in
+     * the repository's config says */
+    char *work_tree = cn_strprintf("--work-tree=%s", w->root);
+    const char *args[] = {work_tree, "ls-files", "-z", "--cached", "--others", "--exclude-standard", NULL};
     char *out = NULL;
     const char *prev = NULL;
     size_t len = 0;
     int status = -1, rc;
 
-    if (cn_git_capture(w->root, false, args, 0, &out, &len, &status) < 0) {
+    if (work_tree == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
+    rc = cn_git_capture(w->root, false, args, 0, &out, &len, &status);
+    free(work_tree);
+    if (rc < 0) {
         if (cn_error_last()->code == CN_ENOMEM) return CN_ENOMEM;
         /* git there but stopped or refused: say why the listing differs */
         if (cn_error_last()->code == CN_ETIMEOUT || cn_error_last()->code == CN_EDENIED)

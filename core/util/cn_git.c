@@ -169,7 +169,12 @@ int cn_git_prepare(const char *where, bool git_dir, const char *const args[], cn
 
     memset(cmd, 0, sizeof *cmd);
     cmd->timeout_ms = cn_git_timeout_ms();
-    cmd->what = cn_strprintf("git %s in %s", args[0] ? args[0] : "", where);
+    {
+        /* named by its subcommand, after any global options */
+        size_t i = 0;
+        while (args[i] && args[i][0] == '-') i++;
+        cmd->what = cn_strprintf("git %s in %s", args[i] ? args[i] : "", where);
+    }
     if (cmd->what == NULL || make_env(&env) < 0 || (cmd->envp = steal_argv(&env)) == NULL ||
         base_argv(&a, where, git_dir) < 0) {
         rc = cn_error_set(CN_ENOMEM, "out of memory");

@@ -94,4 +94,14 @@ cn_t 60 run bm25_search --repo "$repo" --cache-dir "$TMPBASE/envcache" --args '{
 check "the files indexed are the repository's own, not GIT_DIR's" sh -c '[ '"$rc"' -eq 0 ] && grep -q "pkg/config.py" "$0"' "$OUT"
 no_sentinels "GIT_CONFIG_* from the environment ran nothing"
 
+# ---- core.worktree in the repository's config does not move the listing --------
+wt=$TMPBASE/wt
+py_repo "$wt"
+mkdir -p "$TMPBASE/elsewhere"
+for i in 1 2 3; do printf 'def elsewhere_%s():\n    return %s\n' "$i" "$i" >"$TMPBASE/elsewhere/e$i.py"; done
+git -C "$wt" config core.worktree "$TMPBASE/elsewhere"
+cn_t 120 compile "$wt" --cache-dir "$TMPBASE/wtcache" --json
+check "core.worktree pointing elsewhere: the repository's own 2 files are listed, no other" \
+  sh -c '[ '"$rc"' -eq 0 ] && grep -q "\"used_git\": true" "$0" && grep -q "\"listed\": 2," "$0"' "$OUT"
+
 done_testing
