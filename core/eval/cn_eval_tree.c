@@ -461,7 +461,10 @@ static int take_blob(const tree_ctx *c, reader *r, const tree_entry *e, cn_buf *
     unsigned long long size;
     int fd, k;
 
-    if ((k = reader_line(r, line, sizeof line)) <= 0)
+    if ((k = reader_line(r, line, sizeof line)) == -ETIMEDOUT)
+        return tree_fail(c, CN_ETIMEOUT, "git cat-file printed nothing for %u s (at %s) and was stopped; "
+                         "CODENIB_GIT_TIMEOUT sets the limit", (r->timeout_ms + 999) / 1000, e->path);
+    if (k <= 0)
         return tree_fail(c, CN_EIO, "git cat-file stopped before %s (%s)", e->path,
                          k == 0 ? "end of output" : strerror(-k));
     sp = strchr(line, ' ');
