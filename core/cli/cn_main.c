@@ -37,6 +37,7 @@ static void usage(FILE *f)
           "  CODENIB_LIBCURL      the libcurl to load for HTTP (default: the one built against)\n"
           "  CODENIB_PARSE_TIMEOUT_SCALE  multiplies the time a file's parse may take\n"
           "                       (5 s + 10 us a byte; a parse that overruns it fails the file)\n"
+          "  CODENIB_GIT_TIMEOUT  seconds a git command may take before it is stopped (default 30)\n"
           "\n"
           "Run 'codenib COMMAND --help' for the options of a command.\n",
           f);

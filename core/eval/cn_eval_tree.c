@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <poll.h>
 #include <spawn.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -24,8 +25,7 @@
 #include <unistd.h>
 
 #include "cn_eval_run.h"
-
-extern char **environ;
+#include "../util/cn_git.h"
 
 /* ------------------------------------------------------------ the rule -- */
 
@@ -211,8 +211,8 @@ static int resolve_commit(tree_ctx *c)
         return tree_fail(c, CN_ENOTFOUND, "the mirror does not exist (%s)", strerror(errno));
     if (!S_ISDIR(sb.st_mode)) return tree_fail(c, CN_EIO, "the mirror is not a git directory");
     snprintf(spec, sizeof spec, "%s^{commit}", c->commit);
-    char *argv[] = {"git", "--git-dir", (char *)c->git_dir, "rev-parse", "--verify", "-q", spec, NULL};
-    if ((rc = cn_proc_capture(argv, 4096, &out, &len, &status)) < 0)
+    const char *args[] = {"rev-parse", "--verify", "-q", spec, NULL};
+    if ((rc = cn_git_capture(c->git_dir, true, args, 4096, &out, &len, &status)) < 0)
         return tree_fail(c, rc, "cannot run git (is it installed and on PATH?): %s", cn_error_last()->message);
     while (len > 0 && (out[len - 1] == '\n' || out[len - 1] == '\r')) out[--len] = '\0';
     if (status == 0 && len > 0 && len < sizeof c->sha && strspn(out, "0123456789abcdef") == len) {
@@ -294,9 +294,9 @@ static int list_tree(const tree_ctx *c, tree_list *l)
 {
     size_t len = 0, pos = 0;
     int status = -1, rc;
-    char *argv[] = {"git", "--git-dir", (char *)c->git_dir, "ls-tree", "-r", "-z", (char *)c->sha, NULL};
+    const char *args[] = {"ls-tree", "-r", "-z", c->sha, NULL};
 
-    if ((rc = cn_proc_capture(argv, (size_t)1 << 30, &l->raw, &len, &status)) < 0)
+    if ((rc = cn_git_capture(c->git_dir, true, args, (size_t)1 << 30, &l->raw, &len, &status)) < 0)
         return tree_fail(c, rc, "git ls-tree: %s", cn_error_last()->message);
     if (status != 0) return tree_fail(c, CN_EIO, "git ls-tree exited with %d", status);
     while (pos < len) {
@@ -353,31 +353,24 @@ static int ids_file(const tree_ctx *c, const tree_list *l, int *fd_out)
     return 0;
 }
 
-static int spawn_cat_file(const tree_ctx *c, int in_fd, pid_t *pid, int *out_fd)
+static int spawn_cat_file(const tree_ctx *c, int in_fd, pid_t *pid, int *out_fd, unsigned *timeout_ms)
 {
-    posix_spawn_file_actions_t fa;
-    int p[2], r;
-    char *argv[] = {"git", "--git-dir", (char *)c->git_dir, "cat-file", "--batch", NULL};
+    static const char *const args[] = {"cat-file", "--batch", NULL};
+    cn_git_cmd cmd;
+    int rc;
 
-    if (pipe2(p, O_CLOEXEC) != 0) return tree_fail(c, CN_EIO, "cannot create a pipe: %s", strerror(errno));
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
-    posix_spawn_file_actions_adddup2(&fa, p[1], 1);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    r = posix_spawnp(pid, "git", &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(p[1]);
-    if (r != 0) {
-        close(p[0]);
-        return tree_fail(c, CN_ENOTFOUND, "cannot run git cat-file: %s", strerror(r));
-    }
-    *out_fd = p[0];
+    if ((rc = cn_git_prepare(c->git_dir, true, args, &cmd)) < 0) return tree_fail(c, rc, "%s", cn_error_last()->message);
+    rc = cn_proc_spawn(cmd.argv, cmd.envp, in_fd, pid, out_fd);
+    *timeout_ms = cmd.timeout_ms;
+    cn_git_cmd_free(&cmd);
+    if (rc < 0) return tree_fail(c, rc, "cannot run git cat-file: %s", cn_error_last()->message);
     return 0;
 }
 
 /* Buffered reading of cat-file's output. */
 typedef struct reader {
     int fd;
+    unsigned timeout_ms;  /* git silent that long: stopped */
     size_t pos, len;
     char buf[1 << 16];
 } reader;
@@ -387,6 +380,10 @@ static int reader_fill(reader *r)
 {
     if (r->pos < r->len) return 1;
     for (;;) {
+        struct pollfd p = {r->fd, POLLIN, 0};
+        int ready = poll(&p, 1, (int)r->timeout_ms);
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready == 0) return -ETIMEDOUT;
         ssize_t k = read(r->fd, r->buf, sizeof r->buf);
         if (k < 0 && errno == EINTR) continue;
         if (k < 0) return -errno;
@@ -464,7 +461,10 @@ static int take_blob(const tree_ctx *c, reader *r, const tree_entry *e, cn_buf *
     unsigned long long size;
     int fd, k;
 
-    if ((k = reader_line(r, line, sizeof line)) <= 0)
+    if ((k = reader_line(r, line, sizeof line)) == -ETIMEDOUT)
+        return tree_fail(c, CN_ETIMEOUT, "git cat-file printed nothing for %u s (at %s) and was stopped; "
+                         "CODENIB_GIT_TIMEOUT sets the limit", (r->timeout_ms + 999) / 1000, e->path);
+    if (k <= 0)
         return tree_fail(c, CN_EIO, "git cat-file stopped before %s (%s)", e->path,
                          k == 0 ? "end of output" : strerror(-k));
     sp = strchr(line, ' ');
@@ -510,17 +510,16 @@ static int stream_blobs(const tree_ctx *c, const tree_list *l)
         return cn_error_set(CN_ENOMEM, "out of memory");
     }
     r->pos = r->len = 0;
-    if ((rc = ids_file(c, l, &in_fd)) == 0) rc = spawn_cat_file(c, in_fd, &pid, &r->fd);
+    if ((rc = ids_file(c, l, &in_fd)) == 0) rc = spawn_cat_file(c, in_fd, &pid, &r->fd, &r->timeout_ms);
     if (in_fd >= 0) close(in_fd);
     if (rc == 0) {
         for (size_t i = 0; i < l->len && rc == 0; i++) rc = take_blob(c, r, &l->items[i], &full, scratch);
-        /* on an early stop git gets EPIPE and ends; either way reap it */
+        /* on an early stop (an error, or git silent for too long) git
+         * goes; either way reap it */
+        if (rc < 0) cn_proc_kill(pid);
         close(r->fd);
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-        }
-        if (rc == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
-            rc = tree_fail(c, CN_EIO, "git cat-file --batch failed (status %d)",
-                           WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+        st = cn_proc_wait(pid);
+        if (rc == 0 && st != 0) rc = tree_fail(c, CN_EIO, "git cat-file --batch failed (status %d)", st);
     }
     cn_buf_free(&full);
     free(scratch);

@@ -25,6 +25,7 @@
 #include "cn_nodes.h"
 #include "cn_records.h"
 #include "../plugin/cn_host.h"
+#include "../util/cn_git.h"
 
 #include <codenib/version.h>
 
@@ -276,18 +277,21 @@ typedef struct identity_job {
 static void *identity_thread(void *data)
 {
     identity_job *j = data;
-    char *head_argv[] = {"git", "-C", (char *)j->root, "rev-parse", "--verify", "-q", "HEAD", NULL};
-    char *dirty_argv[] = {"git", "-C", (char *)j->root, "status", "--porcelain", "--untracked-files=no", NULL};
+    static const char *const head_args[] = {"rev-parse", "--verify", "-q", "HEAD", NULL};
+    /* submodules ignored: each has a config of its own */
+    static const char *const dirty_args[] = {"status", "--porcelain", "--untracked-files=no",
+                                             "--ignore-submodules=all", NULL};
     char *out = NULL;
     int status = -1;
 
     j->head = NULL;
     j->dirty = -1;
-    if (cn_proc_capture(head_argv, 4096, &out, NULL, &status) == 0 && status == 0 && out[0]) {
+    if (cn_git_capture(j->root, false, head_args, 4096, &out, NULL, &status) == 0 && status == 0 && out[0]) {
         out[strcspn(out, "\n")] = '\0';
         j->head = out;
         out = NULL;
-        if (cn_proc_capture(dirty_argv, 0, &out, NULL, &status) == 0 && status == 0) j->dirty = out[0] != '\0';
+        if (cn_git_capture(j->root, false, dirty_args, 0, &out, NULL, &status) == 0 && status == 0)
+            j->dirty = out[0] != '\0';
     }
     free(out);
     cn_error_clear();

@@ -7,6 +7,7 @@
 
 #include "../plugin/cn_backends.h"
 #include "../plugin/cn_host.h"
+#include "../util/cn_git.h"
 #include "cn_compile.h"
 #include "cn_idxfile.h"
 #include "cn_index.h"
@@ -221,10 +222,10 @@ int cn_status_check(const char *repo, const char *cache_dir, cn_status *st)
         json_object *repo_o = NULL, *head = NULL;
         if (json_object_object_get_ex(m, "repository", &repo_o) && json_object_object_get_ex(repo_o, "git_head", &head) &&
             head != NULL) {
-            char *argv[] = {"git", "-C", root, "rev-parse", "--verify", "-q", "HEAD", NULL};
+            static const char *const args[] = {"rev-parse", "--verify", "-q", "HEAD", NULL};
             char *out = NULL;
             int status = -1;
-            if (cn_proc_capture(argv, 4096, &out, NULL, &status) == 0 && status == 0) {
+            if (cn_git_capture(root, false, args, 4096, &out, NULL, &status) == 0 && status == 0) {
                 out[strcspn(out, "\n")] = '\0';
                 if (strcmp(out, json_object_get_string(head)) != 0)
                     reason(st, "git HEAD moved from %.12s to %.12s", json_object_get_string(head), out);

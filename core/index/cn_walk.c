@@ -1,6 +1,9 @@
 /* Repository listing (see cn_walk.h). */
 #include "cn_walk.h"
 
+#include "../plugin/cn_host.h"
+#include "../util/cn_git.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -104,9 +107,16 @@ static bool language_selected(const walk *w, const cn_lang_entry *lang)
 static const cn_lang_entry *sniff(const walk *w, int dfd, const char *name)
 {
     char head[256];
+    struct stat st;
     ssize_t k;
-    int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    /* O_NONBLOCK and a second look: a FIFO put in the file's place since
+     * it was found regular would wait for a writer */
+    int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) return NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return NULL;
+    }
     k = read(fd, head, sizeof head);
     close(fd);
     if (k < 3) return NULL;
@@ -209,17 +219,27 @@ static int consider(walk *w, const char *rel, int dfd, const char *name, bool di
     return 0;
 }
 
-/* `git ls-files` in root; 1 when root is not a git checkout (or no git). */
+/* `git ls-files` in root; 1 when root is not a git checkout, or git is
+ * not there or fails (then the plain walk lists the files). */
 static int walk_git(walk *w)
 {
-    char *argv[] = {"git", "-C", (char *)w->root, "-c", "core.quotepath=off", "ls-files", "-z",
-                    "--cached", "--others", "--exclude-standard", NULL};
+    /* root holds .git, so it is the work tree, whatever core.worktree in
+     * the repository's config says */
+    char *work_tree = cn_strprintf("--work-tree=%s", w->root);
+    const char *args[] = {work_tree, "ls-files", "-z", "--cached", "--others", "--exclude-standard", NULL};
     char *out = NULL;
+    const char *prev = NULL;
     size_t len = 0;
     int status = -1, rc;
 
-    if (cn_proc_capture(argv, 0, &out, &len, &status) < 0) {
+    if (work_tree == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
+    rc = cn_git_capture(w->root, false, args, 0, &out, &len, &status);
+    free(work_tree);
+    if (rc < 0) {
         if (cn_error_last()->code == CN_ENOMEM) return CN_ENOMEM;
+        /* git there but stopped or refused: say why the listing differs */
+        if (cn_error_last()->code == CN_ETIMEOUT || cn_error_last()->code == CN_EDENIED)
+            cn_log(CN_LOG_WARNING, NULL, "%s; listing the directory instead", cn_error_last()->message);
         cn_error_clear();
         return 1;
     }
@@ -232,7 +252,10 @@ static int walk_git(walk *w)
     for (size_t i = 0; i < len && rc == 0;) {
         const char *p = out + i;
         size_t n = strnlen(p, len - i);
-        if (n > 0) rc = consider(w, p, w->rootfd, p, false);
+        /* a path with a merge conflict is listed once per stage, one
+         * after another: it is one file */
+        if (n > 0 && (prev == NULL || strcmp(prev, p) != 0)) rc = consider(w, p, w->rootfd, p, false);
+        prev = p;
         i += n + 1;
     }
     free(out);

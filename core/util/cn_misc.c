@@ -2,6 +2,7 @@
 #include "cn_util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,17 +57,25 @@ int cn_file_read(const char *path, size_t max_bytes, char **out, size_t *len)
     struct stat st;
     char *data;
     size_t n;
+    int fd;
 
     *out = NULL;
     if (len) *len = 0;
-    f = fopen(path, "rb");
-    if (f == NULL) {
+    /* O_NONBLOCK: opening a FIFO (or a device) someone put in a repository
+     * must not wait for a writer; only a regular file is read */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
         int code = errno == ENOENT ? CN_ENOTFOUND : CN_EIO;
         return cn_error_set(code, "%s: cannot open: %s", path, strerror(errno));
     }
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
         return cn_error_set(CN_EIO, "%s: not a regular file", path);
+    }
+    if ((f = fdopen(fd, "rb")) == NULL) {
+        int e = errno;
+        close(fd);
+        return cn_error_set(e == ENOMEM ? CN_ENOMEM : CN_EIO, "%s: cannot open: %s", path, strerror(e));
     }
     if (max_bytes && (unsigned long long)st.st_size > max_bytes) {
         fclose(f);

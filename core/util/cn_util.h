@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <string.h>
 
 #include <codenib/errors.h>
@@ -99,9 +100,23 @@ int cn_fsync_dir_finish(const char *dir);
 char *cn_strprintf(const char *fmt, ...) CN_PRINTF(1, 2);
 
 /* ---- processes (cn_proc.c) ---------------------------------------------- */
-/* Runs argv[0] (searched on PATH) with stdin and stderr on /dev/null and
- * returns its standard output (NUL-terminated, malloc'd) and exit status
- * (-1 when killed).  Output over max_bytes (0 = no limit) is an error. */
+/* How cn_proc_run runs a helper. */
+typedef struct cn_proc_opts {
+    char *const *envp;   /* NULL: this process's environment */
+    int stdin_fd;        /* -1: /dev/null */
+    unsigned timeout_ms; /* 0: none; else the helper's process group is killed then */
+    size_t max_bytes;    /* 0: no limit; else more output is an error */
+} cn_proc_opts;
+/* Runs argv[0] (searched on PATH) in a process group of its own, stderr on
+ * /dev/null, and returns its standard output (NUL-terminated, malloc'd)
+ * and exit status (-1 when killed).  CN_ETIMEOUT when it overran. */
+int cn_proc_run(char *const argv[], const cn_proc_opts *o, char **out, size_t *len, int *status);
+/* cn_proc_run with stdin on /dev/null, no time limit. */
 int cn_proc_capture(char *const argv[], size_t max_bytes, char **out, size_t *len, int *status);
+/* Starts argv[0] as cn_proc_run does; *out_fd reads its standard output. */
+int cn_proc_spawn(char *const argv[], char *const envp[], int stdin_fd, pid_t *pid, int *out_fd);
+/* SIGKILL to the helper's process group; its exit status (-1: killed). */
+void cn_proc_kill(pid_t pid);
+int cn_proc_wait(pid_t pid);
 
 #endif /* CN_UTIL_H */
