@@ -7,7 +7,7 @@
  * no system or global config, stdin on /dev/null, fsmonitor, hooks,
  * untracked cache, submodule recursion, transports and every filter driver
  * the repository names turned off, and a time limit (CODENIB_GIT_TIMEOUT
- * seconds, default 30) after which git and its process group are killed. */
+ * seconds, default 30) after which git is killed. */
 #ifndef CN_GIT_H
 #define CN_GIT_H
 

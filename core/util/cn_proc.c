@@ -15,25 +15,21 @@ extern char **environ;
 int cn_proc_spawn(char *const argv[], char *const envp[], int stdin_fd, pid_t *pid, int *out_fd)
 {
     posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
     int pipefd[2], rc;
 
     /* close-on-exec: a helper another thread spawns meanwhile must not hold
      * this pipe open (the child's stdout is a dup2, without the flag) */
     if (pipe2(pipefd, O_CLOEXEC) != 0) return cn_error_set(CN_EIO, "cannot create a pipe: %s", strerror(errno));
+    /* the helper stays in our process group: whoever stops codenib with
+     * its group (a terminal, `codenib eval` ending an instance) stops the
+     * helper too */
     posix_spawn_file_actions_init(&fa);
-    posix_spawnattr_init(&attr);
-    /* a process group of its own, so that a time limit kills whatever the
-     * helper started too (a hook, a filter, an fsmonitor) */
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
     posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     if (stdin_fd >= 0) posix_spawn_file_actions_adddup2(&fa, stdin_fd, 0);
     else posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    rc = posix_spawnp(pid, argv[0], &fa, &attr, argv, envp ? envp : environ);
+    rc = posix_spawnp(pid, argv[0], &fa, NULL, argv, envp ? envp : environ);
     posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
     close(pipefd[1]);
     if (rc != 0) {
         close(pipefd[0]);
@@ -45,8 +41,7 @@ int cn_proc_spawn(char *const argv[], char *const envp[], int stdin_fd, pid_t *p
 
 void cn_proc_kill(pid_t pid)
 {
-    kill(-pid, SIGKILL);
-    kill(pid, SIGKILL);  /* in case it left its group */
+    kill(pid, SIGKILL);
 }
 
 int cn_proc_wait(pid_t pid)
@@ -89,8 +84,8 @@ int cn_proc_run(char *const argv[], const cn_proc_opts *o, char **out, size_t *l
             if (r < 0 && errno == EINTR) continue;
             if (r == 0 && now_ms() < deadline) continue;
             if (r == 0) {
-                /* the output pipe may be held open by a grandchild: the
-                 * whole group goes */
+                /* the helper goes; a child it left holding the pipe does
+                 * not keep us waiting, as only the helper is reaped */
                 cn_proc_kill(pid);
                 rc = cn_error_set(CN_ETIMEOUT, "%s took longer than %u s and was stopped", argv[0],
                                   (o->timeout_ms + 999) / 1000);

@@ -107,15 +107,15 @@ typedef struct cn_proc_opts {
     unsigned timeout_ms; /* 0: none; else the helper's process group is killed then */
     size_t max_bytes;    /* 0: no limit; else more output is an error */
 } cn_proc_opts;
-/* Runs argv[0] (searched on PATH) in a process group of its own, stderr on
- * /dev/null, and returns its standard output (NUL-terminated, malloc'd)
- * and exit status (-1 when killed).  CN_ETIMEOUT when it overran. */
+/* Runs argv[0] (searched on PATH), stderr on /dev/null, and returns its
+ * standard output (NUL-terminated, malloc'd) and exit status (-1 when
+ * killed).  CN_ETIMEOUT when it overran (it is then killed). */
 int cn_proc_run(char *const argv[], const cn_proc_opts *o, char **out, size_t *len, int *status);
 /* cn_proc_run with stdin on /dev/null, no time limit. */
 int cn_proc_capture(char *const argv[], size_t max_bytes, char **out, size_t *len, int *status);
 /* Starts argv[0] as cn_proc_run does; *out_fd reads its standard output. */
 int cn_proc_spawn(char *const argv[], char *const envp[], int stdin_fd, pid_t *pid, int *out_fd);
-/* SIGKILL to the helper's process group; its exit status (-1: killed). */
+/* SIGKILL to the helper; its exit status (-1: killed). */
 void cn_proc_kill(pid_t pid);
 int cn_proc_wait(pid_t pid);
 
