@@ -49,7 +49,9 @@ mkdir -p "$HOME"
 # start_fake_openai SCRIPT: starts tests/llm/fake_openai on loopback with
 # SCRIPT's replies (requests logged to $TMPBASE/log.jsonl); sets $server
 # (its pid, killed on exit) and $port.  Bails out if it does not start.
+# Called again, it stops the server it started before and empties the log.
 start_fake_openai() {
+  if [ -n "${server-}" ]; then kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; : >"$TMPBASE/log.jsonl"; fi
   rm -f "$TMPBASE/port"
   "$CN_FAKE_OPENAI" --port-file "$TMPBASE/port" --script "$1" --log "$TMPBASE/log.jsonl" &
   server=$!

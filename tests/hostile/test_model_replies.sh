@@ -23,20 +23,10 @@ cn_t 120 compile "$repo" --cache-dir "$cache" --quiet
 check "the repository compiles" rc_is 0
 
 # serve FILE: (re)starts fake_openai with FILE's replies; $URL is its base.
-server=
 serve() {
-  if [ -n "$server" ]; then kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; fi
-  rm -f "$TMPBASE/port"
-  : >"$TMPBASE/log.jsonl"
-  "$CN_FAKE_OPENAI" --port-file "$TMPBASE/port" --script "$1" --log "$TMPBASE/log.jsonl" &
-  server=$!
-  while [ ! -s "$TMPBASE/port" ]; do
-    kill -0 "$server" 2>/dev/null || { echo "Bail out! fake_openai did not start"; exit 1; }
-    sleep 0.05
-  done
-  URL=http://127.0.0.1:$(cat "$TMPBASE/port")/v1
+  start_fake_openai "$1"
+  URL=http://127.0.0.1:$port/v1
 }
-trap 'if [ -n "$server" ]; then kill "$server" 2>/dev/null; fi; rm -rf "$TMPBASE"' EXIT
 S=$TMPBASE/script.jsonl
 
 ask() {
