@@ -759,24 +759,42 @@ static int cmp_entry(const void *a, const void *b)
     return x->via < y->via ? -1 : x->via > y->via;
 }
 
+/* The order that puts copies of one use next to each other: the same
+ * (depth, site, line, node, via, type) -- and name, for an unresolved
+ * callee -- with the first column first. */
+static int cmp_same_use(const void *a, const void *b)
+{
+    const nb_entry *x = a, *y = b;
+    int c;
+    if (x->depth != y->depth) return x->depth < y->depth ? -1 : 1;
+    if ((c = strcmp(x->site, y->site)) != 0) return c;
+    if (x->line != y->line) return x->line < y->line ? -1 : 1;
+    if (x->node != y->node) return x->node < y->node ? -1 : 1;
+    if (x->via != y->via) return x->via < y->via ? -1 : 1;
+    if (x->type != y->type) return x->type < y->type ? -1 : 1;
+    if (x->node == CN_SG_NONE && (c = strcmp(x->name, y->name)) != 0) return c;
+    return x->column < y->column ? -1 : x->column > y->column;
+}
+
 /* Sorted; one entry per (node, via, line, type): two uses on one line
- * ("f(f(x))") read as one. */
+ * ("f(f(x))") read as one, the first column kept.  Copies are found next
+ * to each other in a sort of their own, not by scanning the line's other
+ * entries: one generated line can hold a hundred thousand uses. */
 static void nb_sort(nb_walk *w)
 {
     size_t o = 0;
     if (w->n == 0) return;   /* qsort wants a real array even for none */
-    qsort(w->v, w->n, sizeof *w->v, cmp_entry);
+    qsort(w->v, w->n, sizeof *w->v, cmp_same_use);
     for (size_t i = 0; i < w->n; i++) {
-        int dup = 0;
-        for (size_t j = o; j > 0 && !dup; j--) {
-            const nb_entry *p = &w->v[j - 1], *e = &w->v[i];
-            if (p->depth != e->depth || p->line != e->line || strcmp(p->site, e->site) != 0) break;
-            dup = p->node == e->node && p->via == e->via && p->type == e->type &&
-                  (e->node != CN_SG_NONE || strcmp(p->name, e->name) == 0);
-        }
-        if (!dup) w->v[o++] = w->v[i];
+        const nb_entry *p = o ? &w->v[o - 1] : NULL, *e = &w->v[i];
+        if (p && p->depth == e->depth && p->line == e->line && p->node == e->node && p->via == e->via &&
+            p->type == e->type && strcmp(p->site, e->site) == 0 &&
+            (e->node != CN_SG_NONE || strcmp(p->name, e->name) == 0))
+            continue;
+        w->v[o++] = w->v[i];
     }
     w->n = o;
+    qsort(w->v, w->n, sizeof *w->v, cmp_entry);
 }
 
 static cn_json *nb_entry_json(nb_walk *w, const nb_entry *e, int content, int gutter, uint32_t symbol,
