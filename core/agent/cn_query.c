@@ -34,37 +34,17 @@ static void on_compile(cn_compile_stage stage, size_t done, size_t total, const 
     o->progress(cn_compile_stage_name(stage), done, total, o->progress_data);
 }
 
-/* The repository's index, compiled first when it is missing or stale (a
- * rebuild parses only what changed) and rebuilt when it is damaged. */
-static int ensure_compiled(const cn_query_opts *o)
+/* Compiles the repository for the query (from scratch when `rebuild`). */
+static int compile_for_query(const cn_query_opts *o, bool rebuild)
 {
-    cn_status st;
     cn_compile_opts co;
     cn_compile_result res;
     int rc;
 
-    bool damaged;
-
-    memset(&st, 0, sizeof st);
-    if ((rc = cn_status_check(o->repo, o->cache_dir, &st)) < 0) return rc;
-    if (st.compiled && st.fresh) {
-        cn_status_free(&st);
-        return 0;
-    }
-    damaged = st.damaged;
-    if (o->no_compile) {
-        rc = damaged ? cn_error_set(CN_ECORRUPT, "the index of %s is damaged (%s); run `codenib compile --rebuild %s`",
-                                    o->repo, st.damage, o->repo)
-                     : cn_error_set(CN_ENOTFOUND, "%s has no fresh index; run `codenib compile %s` first", o->repo,
-                                    o->repo);
-        cn_status_free(&st);
-        return rc;
-    }
-    cn_status_free(&st);
     memset(&co, 0, sizeof co);
     memset(&res, 0, sizeof res);
     co.repo = o->repo;
-    co.rebuild = damaged;   /* nothing of a damaged index is reused */
+    co.rebuild = rebuild;   /* nothing of a damaged index is reused */
     co.cache_dir = o->cache_dir;
     co.progress = o->progress ? on_compile : NULL;
     co.progress_data = (void *)o;
@@ -74,6 +54,58 @@ static int ensure_compiled(const cn_query_opts *o)
     cn_strv_free(&co.indexes);
     cn_compile_result_free(&res);
     return rc < 0 ? cn_error_prefix("compiling %s for the query", o->repo) : 0;
+}
+
+static int damaged_error(const cn_query_opts *o, const char *why)
+{
+    return cn_error_set(CN_ECORRUPT, "the index of %s is damaged (%s); run `codenib compile --rebuild %s`", o->repo,
+                        why, o->repo);
+}
+
+/* The repository's index, compiled first when it is missing or stale (a
+ * rebuild parses only what changed) and rebuilt when it is damaged.  The
+ * index files themselves are checked when the registry opens them
+ * (open_repo_index), not here as well. */
+static int ensure_compiled(const cn_query_opts *o)
+{
+    cn_status st;
+    bool damaged;
+    int rc;
+
+    memset(&st, 0, sizeof st);
+    if ((rc = cn_status_check_shallow(o->repo, o->cache_dir, &st)) < 0) return rc;
+    if (st.compiled && st.fresh) {
+        cn_status_free(&st);
+        return 0;
+    }
+    damaged = st.damaged;
+    if (o->no_compile) {
+        rc = damaged ? damaged_error(o, st.damage)
+                     : cn_error_set(CN_ENOTFOUND, "%s has no fresh index; run `codenib compile %s` first", o->repo,
+                                    o->repo);
+        cn_status_free(&st);
+        return rc;
+    }
+    cn_status_free(&st);
+    return compile_for_query(o, damaged);
+}
+
+/* The registry on the repository's index; an index file that fails its
+ * checks (missing, truncated, another checksum) has the index rebuilt and
+ * opened again, or with --no-compile is the error. */
+static int open_repo_index(const cn_query_opts *o, cn_registry *reg)
+{
+    int rc = cn_registry_set_repo_cache(reg, o->repo, o->cache_dir);
+    if (rc != CN_ECORRUPT) return rc;
+    if (o->no_compile) {
+        char *why = cn_strdup(cn_error_last()->message);
+        rc = why ? damaged_error(o, why) : cn_error_set(CN_ENOMEM, "out of memory");
+        free(why);
+        return rc;
+    }
+    cn_error_clear();
+    if ((rc = compile_for_query(o, true)) < 0) return rc;
+    return cn_registry_set_repo_cache(reg, o->repo, o->cache_dir);
 }
 
 /* repository.path and the generation directory of a manifest file. */
@@ -119,7 +151,7 @@ static int prepare_registry(const cn_query_opts *o, cn_registry **own, cn_regist
     if (o->repo != NULL && (rc = ensure_compiled(o)) < 0) return rc;
     if ((rc = cn_registry_new(own)) < 0) return rc;
     if ((rc = cn_registry_discover(*own)) == 0)
-        rc = o->repo ? cn_registry_set_repo_cache(*own, o->repo, o->cache_dir) : open_manifest(*own, o->manifest);
+        rc = o->repo ? open_repo_index(o, *own) : open_manifest(*own, o->manifest);
     if (rc == 0 && o->skills != NULL) {
         cn_strv ids = CN_STRV_INIT;
         if ((rc = cn_strv_split(&ids, o->skills, ',')) == 0)

@@ -110,6 +110,11 @@ typedef struct cn_status {
 
 /* Compares the repository as it is now with its compiled manifest. */
 int cn_status_check(const char *repo, const char *cache_dir, cn_status *out);
+/* As cn_status_check, but the index files are not opened: whoever opens
+ * them next checks them (cn_index_open fails with CN_ECORRUPT naming the
+ * file), which spares a query opening, hashing and validating its index
+ * twice.  The manifest and the parse records are still checked. */
+int cn_status_check_shallow(const char *repo, const char *cache_dir, cn_status *out);
 void cn_status_free(cn_status *st);
 
 #endif /* CN_COMPILE_H */

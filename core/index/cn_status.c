@@ -100,7 +100,7 @@ static void check_vectors(cn_status *st, const char *dir, json_object *manifest)
     free(path);
 }
 
-int cn_status_check(const char *repo, const char *cache_dir, cn_status *st)
+static int status_check(const char *repo, const char *cache_dir, bool deep, cn_status *st)
 {
     char *cache = NULL, *dir = NULL, *root = NULL, *rpath = NULL;
     json_object *m = NULL, *sel = NULL, *v;
@@ -139,7 +139,7 @@ int cn_status_check(const char *repo, const char *cache_dir, cn_status *st)
         goto out;
     }
     st->manifest = json_object_get(m);
-    {
+    if (deep) {
         struct cn_index *idx = NULL;
         if (cn_index_open(dir, root, &idx) < 0) {
             rc = damaged(st);
@@ -247,6 +247,16 @@ out:
     free(dir);
     free(rpath);
     return rc;
+}
+
+int cn_status_check(const char *repo, const char *cache_dir, cn_status *st)
+{
+    return status_check(repo, cache_dir, true, st);
+}
+
+int cn_status_check_shallow(const char *repo, const char *cache_dir, cn_status *st)
+{
+    return status_check(repo, cache_dir, false, st);
 }
 
 void cn_status_free(cn_status *st)
