@@ -13,12 +13,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #define HEADER_SIZE 64
@@ -280,6 +282,64 @@ static int corrupt(const char *path, const char *what)
                         path, what);
 }
 
+/* Files whose checksum this process has verified, by identity.  A query
+ * checks its index's integrity (status) and then opens it to search: the
+ * second open of a file not written since -- same inode, size, mtime and
+ * ctime, which every write and every link changes -- need not hash its
+ * megabytes again (a long-lived server checks its index often).  A
+ * handful of entries: one index has a few files. */
+#define VERIFIED_MAX 32
+typedef struct verified {
+    uint64_t dev, ino, size, sum;
+    struct timespec mtime, ctime;
+} verified;
+static verified verified_files[VERIFIED_MAX];
+static size_t verified_next;
+static pthread_mutex_t verified_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static verified identity(const struct stat *st, uint64_t sum)
+{
+    verified v;
+    memset(&v, 0, sizeof v);
+    v.dev = (uint64_t)st->st_dev;
+    v.ino = (uint64_t)st->st_ino;
+    v.size = (uint64_t)st->st_size;
+    v.sum = sum;
+    v.mtime = st->st_mtim;
+    v.ctime = st->st_ctim;
+    return v;
+}
+
+static bool same_identity(const verified *a, const verified *b)
+{
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->sum == b->sum &&
+           a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec &&
+           a->ctime.tv_sec == b->ctime.tv_sec && a->ctime.tv_nsec == b->ctime.tv_nsec;
+}
+
+static bool was_verified(const struct stat *st, uint64_t sum)
+{
+    verified v = identity(st, sum);
+    bool found = false;
+    pthread_mutex_lock(&verified_lock);
+    for (size_t i = 0; i < VERIFIED_MAX && !found; i++) found = same_identity(&verified_files[i], &v);
+    pthread_mutex_unlock(&verified_lock);
+    return found;
+}
+
+static void remember_verified(const struct stat *st, uint64_t sum)
+{
+    struct timespec now;
+    /* File times come from a coarse clock (a tick of some milliseconds):
+     * a write in the same tick as the one before leaves ctime as it was.
+     * Only a file untouched for a second is known by its times. */
+    if (clock_gettime(CLOCK_REALTIME, &now) != 0 || st->st_ctim.tv_sec + 1 >= now.tv_sec) return;
+    pthread_mutex_lock(&verified_lock);
+    verified_files[verified_next] = identity(st, sum);
+    verified_next = (verified_next + 1) % VERIFIED_MAX;
+    pthread_mutex_unlock(&verified_lock);
+}
+
 int cn_idx_open(const char *path, const char magic[CN_IDX_MAGIC_LEN], uint32_t version,
                 cn_idx_file **out)
 {
@@ -287,7 +347,7 @@ int cn_idx_open(const char *path, const char magic[CN_IDX_MAGIC_LEN], uint32_t v
     int fd, rc = 0;
     void *map;
     const unsigned char *m;
-    uint64_t size, sum, seed;
+    uint64_t size, sum = 0, seed;
     uint32_t count;
     unsigned char header[HEADER_SIZE];
     cn_idx_file *f;
@@ -332,13 +392,17 @@ int cn_idx_open(const char *path, const char magic[CN_IDX_MAGIC_LEN], uint32_t v
                HEADER_SIZE + (uint64_t)count * ENTRY_SIZE > size) {
         rc = corrupt(path, "section table out of bounds");
     } else {
-        memcpy(header, m, HEADER_SIZE);
-        memset(header + 24, 0, 8);
-        seed = cn_hash64(header, HEADER_SIZE, 0);
-        sum = cn_hash64(m + HEADER_SIZE, (size_t)size - HEADER_SIZE, seed);
-        if (sum != get64(m + 24)) {
+        bool known = was_verified(&st, get64(m + 24));
+        if (!known) {
+            memcpy(header, m, HEADER_SIZE);
+            memset(header + 24, 0, 8);
+            seed = cn_hash64(header, HEADER_SIZE, 0);
+            sum = cn_hash64(m + HEADER_SIZE, (size_t)size - HEADER_SIZE, seed);
+        }
+        if (!known && sum != get64(m + 24)) {
             rc = corrupt(path, "checksum mismatch");
         } else {
+            if (!known) remember_verified(&st, sum);
             uint64_t table_end = HEADER_SIZE + (uint64_t)count * ENTRY_SIZE;
             for (uint32_t i = 0; i < count && rc == 0; i++) {
                 const unsigned char *e = m + HEADER_SIZE + (size_t)i * ENTRY_SIZE;
