@@ -120,9 +120,3 @@ int cn_proc_run(char *const argv[], const cn_proc_opts *o, char **out, size_t *l
     *out = cn_buf_steal(&buf);
     return *out ? 0 : cn_error_set(CN_ENOMEM, "out of memory");
 }
-
-int cn_proc_capture(char *const argv[], size_t max_bytes, char **out, size_t *len, int *status)
-{
-    cn_proc_opts o = {NULL, -1, 0, max_bytes};
-    return cn_proc_run(argv, &o, out, len, status);
-}

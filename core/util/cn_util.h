@@ -111,8 +111,6 @@ typedef struct cn_proc_opts {
  * standard output (NUL-terminated, malloc'd) and exit status (-1 when
  * killed).  CN_ETIMEOUT when it overran (it is then killed). */
 int cn_proc_run(char *const argv[], const cn_proc_opts *o, char **out, size_t *len, int *status);
-/* cn_proc_run with stdin on /dev/null, no time limit. */
-int cn_proc_capture(char *const argv[], size_t max_bytes, char **out, size_t *len, int *status);
 /* Starts argv[0] as cn_proc_run does; *out_fd reads its standard output. */
 int cn_proc_spawn(char *const argv[], char *const envp[], int stdin_fd, pid_t *pid, int *out_fd);
 /* SIGKILL to the helper; its exit status (-1: killed). */

@@ -490,7 +490,8 @@ static int run_cmd(const char *a, const char *b, const char *c, const char *d)
 {
     char *argv[] = {(char *)a, (char *)b, (char *)c, (char *)d, NULL};
     char *out = NULL;
-    int status = -1, rc = cn_proc_capture(argv, 0, &out, NULL, &status);
+    cn_proc_opts o = {NULL, -1, 0, 0};
+    int status = -1, rc = cn_proc_run(argv, &o, &out, NULL, &status);
     free(out);
     return rc < 0 ? rc : status;
 }
