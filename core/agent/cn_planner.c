@@ -46,6 +46,8 @@
 #define EXPAND_TOP_K 10
 /* A symbol's rank weighs its file's standing: (file / best file)^FILE_POWER. */
 #define FILE_POWER 2.0
+/* The whole-file ranking fused into the files' (cn_planner_files.c). */
+#define WHOLE_FILES 50
 /* Seeds shorter than this ("x", "df") name no one symbol. */
 #define MIN_SEED_LEN 3
 
@@ -72,6 +74,7 @@ static const struct {
     {"expand", CN_PL_SIG_EXPAND},         {"seed-bonus", CN_PL_SIG_SEED_BONUS},
     {"paths", CN_PL_SIG_PATHS},           {"file-weight", CN_PL_SIG_FILE_WEIGHT},
     {"short-seeds", CN_PL_SIG_SHORT_SEEDS}, {"aside", CN_PL_SIG_ASIDE},
+    {"file-bm25", CN_PL_SIG_FILE_BM25},
 };
 
 int cn_planner_signals_parse(const char *list, unsigned *mask)
@@ -589,6 +592,12 @@ static int build_contract(const run *r, cn_plan *p)
     p->files = cn_pl_rank_files(&r->pool, order ? order : (size_t[]){0}, &r->paths, on(r, CN_PL_SIG_ASIDE));
     p->symbols = json_object_new_array();
     if (order == NULL || p->files == NULL || p->symbols == NULL) rc = CN_ENOMEM;
+    if (rc == 0 && on(r, CN_PL_SIG_FILE_BM25) && r->reg->index != NULL) {
+        cn_strv whole = CN_STRV_INIT;
+        rc = cn_pl_file_bm25(r->reg->index, r->question, WHOLE_FILES, &whole);
+        if (rc == 0) rc = cn_pl_fuse_files(p->files, &whole);
+        cn_strv_free(&whole);
+    }
     for (size_t i = 0; rc == 0 && i < json_object_array_length(p->files) && p->contract.files.len < r->o.max_files;
          i++) {
         json_object *f = json_object_array_get_idx(p->files, i), *path = NULL;

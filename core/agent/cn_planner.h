@@ -73,10 +73,11 @@ typedef struct cn_planner_options {
 #define CN_PL_SIG_FILE_WEIGHT (1u << 11)  /* symbols weighed by their file's rank */
 #define CN_PL_SIG_SHORT_SEEDS (1u << 12)  /* seeds under three characters dropped */
 #define CN_PL_SIG_ASIDE       (1u << 13)  /* files under doc/, examples/, benchmarks/ demoted */
+#define CN_PL_SIG_FILE_BM25   (1u << 14)  /* files also ranked by BM25 over their whole text */
 
 /* Parses a comma-separated list of signal names (route, bm25, bm25-seeds,
  * bm25-errors, title, hybrid, names, literals, expand, seed-bonus, paths,
- * file-weight, short-seeds, aside) into *mask.  CN_EINVAL names the unknown one
+ * file-weight, short-seeds, aside, file-bm25) into *mask.  CN_EINVAL names the unknown one
  * and lists the known. */
 int cn_planner_signals_parse(const char *list, unsigned *mask);
 /* The names of the signals in mask, comma-separated in a fixed order ("" for
@@ -156,6 +157,18 @@ int cn_pl_path_is_aside(const char *path);
  * demote_aside, for a file under documentation, examples or benchmarks
  * that the question does not name), plus the path bonus. */
 json_object *cn_pl_rank_files(const cn_pl_pool *p, const size_t *order, const cn_strv *paths, int demote_aside);
+
+/* Whole files (cn_planner_files.c): the non-test files of the index
+ * ranked by BM25 over each file's whole text (cn_bm25_group_scores), best
+ * first, at most top_k paths pushed to *out.  No BM25 index: no files.
+ * CN_ENOMEM. */
+int cn_pl_file_bm25(const struct cn_index *idx, const char *question, size_t top_k, cn_strv *out);
+/* Re-ranks `files` (cn_pl_rank_files' list) by reciprocal rank fusion with
+ * the whole-file ranking `whole`; each file's "score" becomes the fused
+ * score and its "why" gets the whole-file rank.  Files `whole` has but
+ * `files` has not are not added: a file enters the answer through a node.
+ * CN_ENOMEM. */
+int cn_pl_fuse_files(json_object *files, const cn_strv *whole);
 
 /* Node `id` of the index as a skill-shaped hit (node_name, type, file,
  * 1-based start_line/end_line, node_id, score), as the retrieval skills

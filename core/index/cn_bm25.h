@@ -142,6 +142,20 @@ typedef struct cn_bm25_hit {
     double score;
 } cn_bm25_hit;
 
+/* BM25 over groups of documents: a group (a file, say) is scored as one
+ * document made of its members (group_of[d] for document d; UINT32_MAX
+ * leaves d out), so its term frequency is the sum of its members', its
+ * length the sum of their lengths, df counts groups and N is n_groups.
+ * Each distinct query token counts once (a long question repeats its
+ * words; a group's score should not follow how often it does).  Writes
+ * scores[0, n_groups) (0 for a group that matches nothing).  `group_of`
+ * has cn_bm25_doc_count(idx) entries.  CN_ENOMEM only. */
+int cn_bm25_group_scores(const cn_bm25 *idx, const char *query, const uint32_t *group_of, uint32_t n_groups,
+                         double *scores);
+/* Semi-private, for cn_bm25_group_scores: the posting range [*lo, *hi) of
+ * a token; false when the index does not hold it. */
+bool cn_bm25__term_range(const cn_bm25 *idx, const char *term, size_t len, uint64_t *lo, uint64_t *hi);
+
 /* Top-k documents for `query` (NUL-terminated; NULL or no known token gives
  * 0 hits, not an error): only docs with score > 0 for which `filter`
  * returns true (filter NULL = all), sorted by score descending, then doc

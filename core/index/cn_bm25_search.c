@@ -284,6 +284,15 @@ static size_t find_term(const cn_bm25 *idx, const char *s, size_t len)
     return SIZE_MAX;
 }
 
+bool cn_bm25__term_range(const cn_bm25 *idx, const char *term, size_t len, uint64_t *lo, uint64_t *hi)
+{
+    size_t t = find_term(idx, term, len);
+    if (t == SIZE_MAX) return false;
+    *lo = idx->post_offs[t];
+    *hi = idx->post_offs[t + 1];
+    return true;
+}
+
 uint32_t cn_bm25_df(const cn_bm25 *idx, const char *term)
 {
     size_t t;
