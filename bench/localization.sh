@@ -2,6 +2,8 @@
 # Localization benchmark: `codenib eval` (offline planner) on the SWE-bench
 # Lite development set, scored next to the shipped reference predictions
 # (plain BM25, LocAgent + Claude-3.5), then the published reference rows.
+# Python files only (--languages python), as the dataset's rule and the
+# references index: its gold never leaves them.
 #
 #   bench/localization.sh [--build DIR] [--mirrors DIR] [--out DIR] [--jobs N]
 #
@@ -21,7 +23,7 @@ build=$root/_build
 mirrors=/work/.mirror
 out=
 jobs=2
-usage() { sed -n '6,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit "${1:-2}"; }
+usage() { sed -n '8,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit "${1:-2}"; }
 while [ $# -gt 0 ]; do
   case $1 in
     --build) [ $# -ge 2 ] || usage; build=$2; shift 2 ;;
@@ -45,7 +47,7 @@ bench=$(cd "$bench" && pwd)
 start=$(date +%s)
 status=0
 "$codenib" eval --dataset "$bench/swe_lite_dev.jsonl" --mirrors "$mirrors" --out "$out" \
-  --policy offline --jobs "$jobs" \
+  --policy offline --jobs "$jobs" --languages python \
   --reference bm25="$bench/ref_bm25_dev.jsonl" \
   --reference locagent-claude35="$bench/ref_locagent_claude35_dev.jsonl" || status=$?
 [ "$status" -eq 0 ] || exit "$status"

@@ -16,6 +16,7 @@ static void eval_usage(FILE *f)
 {
     fputs("usage: codenib eval --dataset FILE.jsonl --mirrors DIR [--policy offline|agent]\n"
           "                    [--model M] [--base-url URL] [--index LIST] [--without SIGNALS]\n"
+          "                    [--languages LIST]\n"
           "                    [--jobs N] [--timeout SEC]\n"
           "                    [--out DIR] [--work DIR] [--limit N] [--instances ID,ID,...]\n"
           "                    [--reference NAME=PRED.jsonl]... [--score-only] [--keep-work]\n"
@@ -24,9 +25,13 @@ static void eval_usage(FILE *f)
           "Measures how well codenib localizes real issues.  Each instance of the\n"
           "dataset (JSON Lines: instance_id, repo, base_commit, problem_statement,\n"
           "gt_file_changes, as in SWE-bench / LocAgent) is checked out from a bare\n"
-          "mirror, compiled and queried with its issue text; the ranked files,\n"
-          "modules and functions are scored with Acc@k (LocAgent's definition) and\n"
-          "more.  Outputs in the --out directory:\n"
+          "mirror (the source files of every language with a backend, tests and\n"
+          "docs left out), compiled and queried with its issue text; the ranked\n"
+          "files, modules, functions and line ranges are scored with Acc@k\n"
+          "(LocAgent's definition) and more.  Rows with gold_functions and\n"
+          "changed_lines (the multilingual benchmark) are scored by line ranges:\n"
+          "file@1/3/5/10, function@5/10, loc-hit@5, also per language.\n"
+          "Outputs in the --out directory:\n"
           "\n"
           "  predictions.jsonl  one row per instance, written as it finishes\n"
           "  metrics.json       the scores: overall, per repository, per reference\n"
@@ -44,6 +49,8 @@ static void eval_usage(FILE *f)
           "                     vector is embed-local, trained on the repository itself)\n"
           "  --without LIST     offline: planner signals switched off, for ablations\n"
           "                     (see codenib query --help for their names)\n"
+          "  --languages LIST   index only these languages' files (e.g. c,cpp; default:\n"
+          "                     every language backend found)\n"
           "  --jobs N           instances at a time, each in its own process (default 1)\n"
           "  --timeout SEC      an instance still running after SEC seconds is stopped\n"
           "                     and counted as failed (default 900)\n"
@@ -197,6 +204,15 @@ static int parse_args(int argc, char **argv, eval_args *a)
         } else if (strcmp(s, "--without") == 0 && val) {
             if (cn_planner_signals_parse(argv[++i], &o->planner_without) < 0)
                 return cn_cli_usage_error("eval", "--without: %s", cn_error_last()->message);
+        } else if (strcmp(s, "--languages") == 0 && val) {
+            cn_eval_langs langs;
+            o->languages = argv[++i];
+            if (cn_eval_langs_load(o->languages, &langs) < 0) {
+                if (cn_error_last()->code == CN_EINVAL)
+                    return cn_cli_usage_error("eval", "--languages: %s", cn_error_last()->message);
+                return cn_cli_fail();
+            }
+            cn_eval_langs_free(&langs);
         } else if (strcmp(s, "--jobs") == 0 && val) {
             if (parse_count(s, argv[++i], 64, &n) != 0) return CN_EXIT_USAGE;
             o->jobs = (int)n;

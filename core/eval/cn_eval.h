@@ -49,13 +49,35 @@ size_t cn_eval_level_ks(cn_eval_level l, const int **ks);
 
 /* ---- datasets and predictions (cn_eval_dataset.c) ------------------------ */
 
+/* A gold function: its file and its lines (1-based, inclusive). */
+typedef struct cn_eval_span {
+    char *file;
+    long start, end;
+} cn_eval_span;
+
+/* The lines a fix changes in one file (the old side's numbers). */
+typedef struct cn_eval_changed {
+    char *file;
+    long *lines;
+    size_t n;
+} cn_eval_changed;
+
 typedef struct cn_eval_instance {
     char *instance_id;
     char *repo;                 /* "owner/name"; from instance_id when absent */
     char *base_commit;          /* NULL when absent (scoring needs none) */
     char *problem_statement;    /* NULL when absent */
-    cn_strv gold[CN_EVAL_LEVELS];   /* files in order; modules (path:Top, from
-                                     * the entities, first occurrence); entities */
+    char *language;             /* "Rust"; NULL when absent */
+    cn_strv gold[CN_EVAL_LEVELS];   /* files in order ("gold_files" when the row
+                                     * has them, else gt_file_changes' files);
+                                     * modules (path:Top, from the entities,
+                                     * first occurrence); entities */
+    /* Range gold (the multilingual benchmark's rows): scored by lines. */
+    bool ranged;                /* the row has gold_functions or changed_lines */
+    cn_eval_span *functions;    /* gold_functions */
+    size_t n_functions;
+    cn_eval_changed *changed;   /* changed_lines */
+    size_t n_changed;
 } cn_eval_instance;
 
 typedef struct cn_eval_dataset {
@@ -72,6 +94,8 @@ void cn_eval_dataset_free(cn_eval_dataset *d);
 typedef struct cn_eval_pred {
     char *instance_id;
     cn_strv found[CN_EVAL_LEVELS];
+    cn_strv locations;          /* found_locations: "path:START-END", ranked */
+    bool failed;                /* the row has an "error": a miss everywhere */
 } cn_eval_pred;
 
 typedef struct cn_eval_preds {
@@ -95,7 +119,11 @@ int cn_eval_preds_add(cn_eval_preds *p, cn_eval_pred *pred);
 const cn_eval_pred *cn_eval_preds_find(const cn_eval_preds *p, const char *instance_id);
 void cn_eval_preds_free(cn_eval_preds *p);
 void cn_eval_pred_free(cn_eval_pred *pred);
-/* The JSON row of a prediction (the shape of the input files). */
+/* Parses "path:START-END" (or "path:LINE") into its parts; false when
+ * the string is neither. *path_len is the length of the path. */
+bool cn_eval_location_parse(const char *loc, size_t *path_len, long *start, long *end);
+/* The JSON row of a prediction (the shape of the input files, with
+ * found_locations; an "error" is the run's to add). */
 json_object *cn_eval_pred_json(const cn_eval_pred *pred);
 
 /* ---- scoring (cn_eval_score.c) -------------------------------------------- */
@@ -113,8 +141,34 @@ json_object *cn_eval_pred_json(const cn_eval_pred *pred);
  * An instance whose gold is empty at a level is left out of that level
  * (n counts the rest); a missing prediction counts as an empty list.  The
  * values are unrounded fractions (0..1); a level with n = 0 has null
- * values. */
+ * values.  When rows have a "language", "per_language" is there too, in
+ * the shape of per_repo.
+ *
+ * When rows have range gold (gold_functions, changed_lines: the
+ * multilingual benchmark), "localization" holds the scores it defines
+ * (its mlocscore.py gives the same numbers):
+ *
+ *   {"overall": LOC, "per_language": {"C": LOC, ...}, "per_repo": {...}}
+ *   LOC = {"instances": n, "failed": rows missing or with an error,
+ *          "file": {"n": n, "acc": {"1","3","5","10"}},
+ *          "function": {"n": rows with gold functions, "acc": {"5","10"}},
+ *          "loc": {"n": n, "hit": {"5"}}}
+ *
+ *   file@k      the gold files found among the first k distinct
+ *               found_files number min(|gold|, k)
+ *   function@k  the gold functions matched by the first k distinct
+ *               locations number min(|gold|, k); a location matches a
+ *               gold function in the same file when their ranges overlap
+ *               by at least half the function's length
+ *   loc-hit@5   one of the first 5 locations holds a changed line
+ *
+ * A row with an "error" is a miss everywhere. */
 int cn_eval_score(const cn_eval_dataset *d, const cn_eval_preds *p, json_object **metrics);
+
+/* Semi-private (cn_eval_score_ranges.c): whether any row has range gold,
+ * and the "localization" object (NULL on ENOMEM). */
+bool cn_eval__ranged(const cn_eval_dataset *d);
+json_object *cn_eval__score_ranges(const cn_eval_dataset *d, const cn_eval_preds *p);
 
 /* ---- reports (cn_eval_report.c) ------------------------------------------ */
 

@@ -15,6 +15,7 @@ static void pred_clear(cn_eval_pred *p)
 {
     free(p->instance_id);
     for (int l = 0; l < CN_EVAL_LEVELS; l++) cn_strv_free(&p->found[l]);
+    cn_strv_free(&p->locations);
     memset(p, 0, sizeof *p);
 }
 
@@ -83,6 +84,35 @@ static int add_entity(cn_eval_pred *out, const char *sym)
     return rc;
 }
 
+/* A whole number member, or -1. */
+static long line_member(json_object *o, const char *key)
+{
+    json_object *v = NULL;
+    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int)) return -1;
+    return (long)json_object_get_int64(v);
+}
+
+/* "path:START-END" of a list item {path, start_line, end_line}; an item
+ * without a path or a first line (a whole file) gives none. */
+static int add_location(cn_strv *v, json_object *item)
+{
+    const char *path;
+    json_object *p = NULL;
+    long start, end;
+    char *text;
+    int rc = 0;
+
+    if (!json_object_is_type(item, json_type_object) || !json_object_object_get_ex(item, "path", &p) ||
+        !json_object_is_type(p, json_type_string) || *(path = json_object_get_string(p)) == '\0' ||
+        (start = line_member(item, "start_line")) < 1)
+        return 0;
+    if ((end = line_member(item, "end_line")) < start) end = start;
+    if ((text = cn_strprintf("%s:%ld-%ld", path, start, end)) == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
+    rc = push_unique(v, text, strlen(text));
+    free(text);
+    return rc;
+}
+
 /* Files first (ranked), then symbols (ranked), then the contract's
  * locations, each read from the best source the answer has. */
 static int convert(json_object *result, cn_eval_pred *out)
@@ -102,12 +132,17 @@ static int convert(json_object *result, cn_eval_pred *out)
     for (size_t i = 0; files && i < json_object_array_length(files); i++)
         if ((s = item_string(files, i, "path")) != NULL && *s && (rc = push_unique(ff, s, strlen(s))) < 0) return rc;
     for (size_t i = 0; syms && i < json_object_array_length(syms); i++)
-        if ((rc = add_entity(out, item_string(syms, i, "symbol"))) < 0) return rc;
+        if ((rc = add_entity(out, item_string(syms, i, "symbol"))) < 0 ||
+            (rc = add_location(&out->locations, json_object_array_get_idx(syms, i))) < 0)
+            return rc;
     /* the files of the entities, in entity order */
     for (size_t i = 0; i < fe->len; i++)
         if ((rc = push_unique(ff, fe->items[i], cn_contract_symbol_path_len(fe->items[i]))) < 0) return rc;
     for (size_t i = 0; locs && i < json_object_array_length(locs); i++)
         if ((s = item_string(locs, i, "path")) != NULL && *s && (rc = push_unique(ff, s, strlen(s))) < 0) return rc;
+    /* then the contract's ranges the symbols did not give */
+    for (size_t i = 0; locs && i < json_object_array_length(locs); i++)
+        if ((rc = add_location(&out->locations, json_object_array_get_idx(locs, i))) < 0) return rc;
     return 0;
 }
 

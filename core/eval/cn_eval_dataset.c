@@ -298,8 +298,117 @@ static void instance_free(cn_eval_instance *in)
     free(in->repo);
     free(in->base_commit);
     free(in->problem_statement);
+    free(in->language);
     for (int l = 0; l < CN_EVAL_LEVELS; l++) cn_strv_free(&in->gold[l]);
+    for (size_t i = 0; i < in->n_functions; i++) free(in->functions[i].file);
+    free(in->functions);
+    for (size_t i = 0; i < in->n_changed; i++) {
+        free(in->changed[i].file);
+        free(in->changed[i].lines);
+    }
+    free(in->changed);
     memset(in, 0, sizeof *in);
+}
+
+/* A whole number member of a gold item. */
+static bool get_line(json_object *o, const char *key, long *out)
+{
+    json_object *v = NULL;
+    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int)) return false;
+    *out = (long)json_object_get_int64(v);
+    return true;
+}
+
+/* gold_functions: [{"file", "name", "kind", "start", "end"}] (only file,
+ * start and end are scored). */
+static int read_gold_functions(const jsonl_reader *r, json_object *a, cn_eval_instance *in)
+{
+    size_t n = json_object_array_length(a);
+
+    if (n == 0) return 0;
+    if ((in->functions = calloc(n, sizeof *in->functions)) == NULL)
+        return cn_error_set(CN_ENOMEM, "%s:%d: out of memory", r->path, r->line);
+    for (size_t i = 0; i < n; i++) {
+        json_object *g = json_object_array_get_idx(a, i), *file = NULL;
+        cn_eval_span *sp = &in->functions[i];
+        if (!json_object_is_type(g, json_type_object) || !json_object_object_get_ex(g, "file", &file) ||
+            !json_object_is_type(file, json_type_string) || !get_line(g, "start", &sp->start) ||
+            !get_line(g, "end", &sp->end) || sp->start < 1 || sp->end < sp->start)
+            return cn_error_set(CN_EINVAL,
+                                "%s:%d: gold_functions[%zu] is not {\"file\": \"path\", \"start\": N, \"end\": M} "
+                                "with 1 <= N <= M",
+                                r->path, r->line, i);
+        if ((sp->file = cn_strdup(json_object_get_string(file))) == NULL)
+            return cn_error_set(CN_ENOMEM, "%s:%d: out of memory", r->path, r->line);
+        in->n_functions = i + 1;
+    }
+    return 0;
+}
+
+/* changed_lines: {"path": [line, ...], ...} */
+static int read_changed_lines(const jsonl_reader *r, json_object *o, cn_eval_instance *in)
+{
+    size_t n = (size_t)json_object_object_length(o), i = 0;
+
+    if (n == 0) return 0;
+    if ((in->changed = calloc(n, sizeof *in->changed)) == NULL)
+        return cn_error_set(CN_ENOMEM, "%s:%d: out of memory", r->path, r->line);
+    json_object_object_foreach(o, file, lines)
+    {
+        cn_eval_changed *c = &in->changed[i];
+        size_t k;
+        if (!json_object_is_type(lines, json_type_array))
+            return cn_error_set(CN_EINVAL, "%s:%d: changed_lines[\"%s\"] is not an array of line numbers",
+                                r->path, r->line, file);
+        k = json_object_array_length(lines);
+        if ((c->file = cn_strdup(file)) == NULL || (k && (c->lines = calloc(k, sizeof *c->lines)) == NULL))
+            return cn_error_set(CN_ENOMEM, "%s:%d: out of memory", r->path, r->line);
+        in->n_changed = ++i;
+        for (size_t j = 0; j < k; j++) {
+            json_object *v = json_object_array_get_idx(lines, j);
+            if (!json_object_is_type(v, json_type_int))
+                return cn_error_set(CN_EINVAL, "%s:%d: changed_lines[\"%s\"][%zu] is not a line number", r->path,
+                                    r->line, file, j);
+            c->lines[c->n++] = (long)json_object_get_int64(v);
+        }
+    }
+    return 0;
+}
+
+/* The multilingual benchmark's fields: language, gold_files (which then
+ * are the file gold), gold_functions and changed_lines. */
+static int read_range_gold(const jsonl_reader *r, json_object *row, cn_eval_instance *in)
+{
+    json_object *v = NULL;
+    const char *lang;
+    int rc;
+
+    if ((rc = get_opt_string(r, row, "language", &lang)) < 0) return rc;
+    if (lang && *lang && (in->language = cn_strdup(lang)) == NULL)
+        return cn_error_set(CN_ENOMEM, "%s:%d: out of memory", r->path, r->line);
+    if (json_object_object_get_ex(row, "gold_files", &v) && v != NULL) {
+        cn_strv files = CN_STRV_INIT;
+        if ((rc = get_string_list(r, row, "gold_files", "", &files)) < 0) {
+            cn_strv_free(&files);
+            return rc;
+        }
+        cn_strv_free(&in->gold[CN_EVAL_FILE]);
+        in->gold[CN_EVAL_FILE] = files;
+    }
+    if (json_object_object_get_ex(row, "gold_functions", &v) && v != NULL) {
+        if (!json_object_is_type(v, json_type_array))
+            return cn_error_set(CN_EINVAL, "%s:%d: \"gold_functions\" is not an array", r->path, r->line);
+        in->ranged = true;
+        if ((rc = read_gold_functions(r, v, in)) < 0) return rc;
+    }
+    if (json_object_object_get_ex(row, "changed_lines", &v) && v != NULL) {
+        if (!json_object_is_type(v, json_type_object))
+            return cn_error_set(CN_EINVAL, "%s:%d: \"changed_lines\" is not an object {\"path\": [lines]}", r->path,
+                                r->line);
+        in->ranged = true;
+        if ((rc = read_changed_lines(r, v, in)) < 0) return rc;
+    }
+    return 0;
 }
 
 static int read_instance(const jsonl_reader *r, json_object *row, cn_eval_instance *in)
@@ -319,8 +428,8 @@ static int read_instance(const jsonl_reader *r, json_object *row, cn_eval_instan
     if (in->instance_id == NULL || in->repo == NULL || (commit && in->base_commit == NULL) ||
         (problem && in->problem_statement == NULL))
         rc = cn_error_set(CN_ENOMEM, "%s:%d: out of memory", r->path, r->line);
-    else
-        rc = read_gold(r, row, in);
+    else if ((rc = read_gold(r, row, in)) == 0)
+        rc = read_range_gold(r, row, in);
     if (rc < 0) instance_free(in);
     return rc;
 }
@@ -404,7 +513,64 @@ void cn_eval_pred_free(cn_eval_pred *pred)
     if (pred == NULL) return;
     free(pred->instance_id);
     for (int l = 0; l < CN_EVAL_LEVELS; l++) cn_strv_free(&pred->found[l]);
+    cn_strv_free(&pred->locations);
     memset(pred, 0, sizeof *pred);
+}
+
+bool cn_eval_location_parse(const char *loc, size_t *path_len, long *start, long *end)
+{
+    const char *colon, *dash, *p;
+    char *stop;
+
+    if (loc == NULL || (colon = strrchr(loc, ':')) == NULL || colon == loc) return false;
+    p = colon + 1;
+    if (*p < '0' || *p > '9') return false;
+    *start = strtol(p, &stop, 10);
+    dash = stop;
+    if (*dash == '\0') {
+        *end = *start;
+    } else {
+        if (*dash != '-' || dash[1] < '0' || dash[1] > '9') return false;
+        *end = strtol(dash + 1, &stop, 10);
+        if (*stop != '\0') return false;
+    }
+    *path_len = (size_t)(colon - loc);
+    return true;
+}
+
+/* found_locations: "path:START-END" strings, or {"path", "start_line",
+ * "end_line"} objects (kept as the string).  Entries that are neither are
+ * left out, as the benchmark's scorer leaves them out. */
+static int get_locations(const jsonl_reader *r, json_object *row, cn_strv *v)
+{
+    json_object *a = NULL;
+
+    if (!json_object_object_get_ex(row, "found_locations", &a) || a == NULL) return 0;
+    if (!json_object_is_type(a, json_type_array))
+        return cn_error_set(CN_EINVAL, "%s:%d: \"found_locations\" is not an array", r->path, r->line);
+    for (size_t i = 0; i < json_object_array_length(a); i++) {
+        json_object *e = json_object_array_get_idx(a, i), *p = NULL, *s = NULL, *t = NULL;
+        char *text = NULL;
+        size_t pl;
+        long x, y;
+        if (json_object_is_type(e, json_type_string)) {
+            if (cn_eval_location_parse(json_object_get_string(e), &pl, &x, &y))
+                text = cn_strdup(json_object_get_string(e));
+            else
+                continue;
+        } else if (json_object_is_type(e, json_type_object) && json_object_object_get_ex(e, "path", &p) &&
+                   json_object_is_type(p, json_type_string) && json_object_object_get_ex(e, "start_line", &s) &&
+                   json_object_is_type(s, json_type_int)) {
+            json_object_object_get_ex(e, "end_line", &t);
+            x = (long)json_object_get_int64(s);
+            y = t && json_object_is_type(t, json_type_int) ? (long)json_object_get_int64(t) : x;
+            text = cn_strprintf("%s:%ld-%ld", json_object_get_string(p), x, y);
+        } else {
+            continue;
+        }
+        if (text == NULL || cn_strv_push_owned(v, text) < 0) return cn_error_set(CN_ENOMEM, "out of memory");
+    }
+    return 0;
 }
 
 void cn_eval_preds_free(cn_eval_preds *p)
@@ -476,6 +642,14 @@ static int read_pred(const jsonl_reader *r, json_object *row, cn_eval_pred *pred
     if (pred->instance_id == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
     for (int l = 0; l < CN_EVAL_LEVELS && rc == 0; l++)
         rc = get_string_list(r, row, cn_eval_level_key((cn_eval_level)l), "", &pred->found[l]);
+    if (rc == 0) rc = get_locations(r, row, &pred->locations);
+    if (rc == 0) {
+        json_object *err = NULL;
+        /* as the benchmark's scorer reads it: a non-empty error */
+        pred->failed = json_object_object_get_ex(row, "error", &err) && err != NULL &&
+                       !(json_object_is_type(err, json_type_string) && json_object_get_string_len(err) == 0) &&
+                       !(json_object_is_type(err, json_type_boolean) && !json_object_get_boolean(err));
+    }
     if (rc < 0) cn_eval_pred_free(pred);
     return rc;
 }
@@ -523,9 +697,10 @@ json_object *cn_eval_pred_json(const cn_eval_pred *pred)
         json_object_put(o);
         return NULL;
     }
-    for (int l = 0; l < CN_EVAL_LEVELS; l++) {
-        json_object *a = cn_json_strv(&pred->found[l]);
-        if (a == NULL || json_object_object_add(o, cn_eval_level_key((cn_eval_level)l), a) != 0) {
+    for (int l = 0; l <= CN_EVAL_LEVELS; l++) {
+        json_object *a = cn_json_strv(l < CN_EVAL_LEVELS ? &pred->found[l] : &pred->locations);
+        if (a == NULL ||
+            json_object_object_add(o, l < CN_EVAL_LEVELS ? cn_eval_level_key((cn_eval_level)l) : "found_locations", a) != 0) {
             json_object_put(a);
             json_object_put(o);
             return NULL;

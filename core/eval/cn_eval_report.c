@@ -14,22 +14,54 @@
 
 /* ---- the columns: every level@k ----------------------------------------- */
 
-#define MAX_COLS (CN_EVAL_LEVELS * CN_EVAL_MAX_KS)
+/* Name-based levels (file 3, module 2, function 2) or range-based ones
+ * (file 4, function 2, loc-hit 1). */
+#define MAX_COLS 8
 
 typedef struct column {
-    cn_eval_level level;
+    const char *level;  /* the member of a levels object: "file" */
+    const char *metric; /* "acc", or "hit" for loc-hit */
     int k;
-    char label[24]; /* "function@10" */
+    char label[24];     /* "function@10" */
 } column;
 
-static size_t columns(column *cols)
+/* Scores by ranges (the dataset has range gold): a metrics object with a
+ * "localization" member. */
+static json_object *member(json_object *o, const char *key);
+static bool ranged(json_object *metrics)
 {
+    return member(metrics, "localization") != NULL;
+}
+
+/* The levels object the Acc@k columns of a metrics object read. */
+static json_object *headline(json_object *metrics)
+{
+    json_object *loc = member(metrics, "localization");
+    return loc ? member(loc, "overall") : member(metrics, "overall");
+}
+
+static size_t columns(column *cols, bool by_ranges)
+{
+    static const int file_ks[] = {1, 3, 5, 10}, fn_ks[] = {5, 10};
     size_t n = 0;
+    if (by_ranges) {
+        for (size_t j = 0; j < 4; j++, n++) {
+            cols[n] = (column){"file", "acc", file_ks[j], ""};
+            snprintf(cols[n].label, sizeof cols[n].label, "file@%d", file_ks[j]);
+        }
+        for (size_t j = 0; j < 2; j++, n++) {
+            cols[n] = (column){"function", "acc", fn_ks[j], ""};
+            snprintf(cols[n].label, sizeof cols[n].label, "function@%d", fn_ks[j]);
+        }
+        cols[n] = (column){"loc", "hit", 5, "loc-hit@5"};
+        return n + 1;
+    }
     for (int l = 0; l < CN_EVAL_LEVELS; l++) {
         const int *ks;
         size_t nks = cn_eval_level_ks((cn_eval_level)l, &ks);
         for (size_t j = 0; j < nks; j++, n++) {
-            cols[n].level = (cn_eval_level)l;
+            cols[n].level = cn_eval_level_name((cn_eval_level)l);
+            cols[n].metric = "acc";
             cols[n].k = ks[j];
             snprintf(cols[n].label, sizeof cols[n].label, "%s@%d", cn_eval_level_name((cn_eval_level)l), ks[j]);
         }
@@ -39,12 +71,12 @@ static size_t columns(column *cols)
 
 /* levels[level][metric][k] (k < 0: levels[level][metric]), NAN when
  * absent or null (a level nobody scored). */
-static double value_at(json_object *levels, cn_eval_level l, const char *metric, int k)
+static double value_at(json_object *levels, const char *level, const char *metric, int k)
 {
     json_object *lv, *m, *v;
     char key[16];
 
-    if (levels == NULL || !json_object_object_get_ex(levels, cn_eval_level_name(l), &lv) ||
+    if (levels == NULL || !json_object_object_get_ex(levels, level, &lv) ||
         !json_object_object_get_ex(lv, metric, &m) || m == NULL)
         return NAN;
     if (k < 0) {
@@ -78,32 +110,106 @@ static void put_value(cn_buf *b, double v, int width)
         cn_buf_printf(b, "%*.4f", width, v);
 }
 
+/* ---- groups: per repository, per language -------------------------------- */
+
+typedef struct group_ref {
+    const char *name;
+    json_object *entry;
+    long long instances;
+} group_ref;
+
+static int cmp_group_ref(const void *a, const void *b)
+{
+    const group_ref *x = a, *y = b;
+    if (x->instances != y->instances) return x->instances > y->instances ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* The groups of a metrics object ("per_repo", "per_language"), from the
+ * range scores when there are some; largest first, the rows that move the
+ * overall numbers most.  *out is malloc'd (NULL and 0 when none). */
+static int groups_of(json_object *metrics, const char *key, group_ref **out, size_t *n_out)
+{
+    json_object *loc = member(metrics, "localization");
+    json_object *g = member(loc ? loc : metrics, key);
+    size_t n = g && json_object_is_type(g, json_type_object) ? (size_t)json_object_object_length(g) : 0, i = 0;
+    group_ref *refs;
+
+    *out = NULL;
+    *n_out = 0;
+    if (n == 0) return 0;
+    if ((refs = calloc(n, sizeof *refs)) == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
+    json_object_object_foreach(g, name, val)
+    {
+        refs[i].name = name;
+        /* name-based groups hold their levels under "levels" */
+        refs[i].entry = member(val, "levels") ? member(val, "levels") : val;
+        refs[i].instances = int_member(val, "instances");
+        i++;
+    }
+    qsort(refs, n, sizeof *refs, cmp_group_ref);
+    *out = refs;
+    *n_out = n;
+    return 0;
+}
+
 /* ---- the terminal table --------------------------------------------------- */
+
+static void text_line(cn_buf *b, const char *name, int name_w, json_object *levels, const column *cols, size_t ncols)
+{
+    cn_buf_printf(b, "%-*s", name_w, name ? name : "");
+    for (size_t c = 0; c < ncols; c++) {
+        int w = (int)strlen(cols[c].label);
+        cn_buf_puts(b, "  ");
+        put_value(b, value_at(levels, cols[c].level, cols[c].metric, cols[c].k), w < 6 ? 6 : w);
+    }
+    cn_buf_putc(b, '\n');
+}
+
+static void text_header(cn_buf *b, const char *first, int name_w, const column *cols, size_t ncols)
+{
+    cn_buf_printf(b, "%-*s", name_w, first);
+    for (size_t c = 0; c < ncols; c++) cn_buf_printf(b, "  %6s", cols[c].label);
+    cn_buf_putc(b, '\n');
+}
 
 char *cn_eval_table_text(const cn_eval_row *rows, size_t n)
 {
     column cols[MAX_COLS];
-    size_t ncols = columns(cols);
+    size_t ncols = columns(cols, n > 0 && ranged(rows[0].metrics)), nlang = 0;
     int name_w = 4;
     cn_buf b = CN_BUF_INIT;
+    group_ref *langs = NULL;
 
     for (size_t i = 0; i < n; i++) {
         size_t len = strlen(rows[i].name ? rows[i].name : "");
         if (len > (size_t)name_w) name_w = len > 200 ? 200 : (int)len;
     }
-    cn_buf_printf(&b, "%-*s", name_w, "name");
-    for (size_t c = 0; c < ncols; c++) cn_buf_printf(&b, "  %6s", cols[c].label);
-    cn_buf_putc(&b, '\n');
-    for (size_t i = 0; i < n; i++) {
-        json_object *overall = member(rows[i].metrics, "overall");
-        cn_buf_printf(&b, "%-*s", name_w, rows[i].name ? rows[i].name : "");
-        for (size_t c = 0; c < ncols; c++) {
-            int w = (int)strlen(cols[c].label);
-            cn_buf_puts(&b, "  ");
-            put_value(&b, value_at(overall, cols[c].level, "acc", cols[c].k), w < 6 ? 6 : w);
-        }
+    text_header(&b, "name", name_w, cols, ncols);
+    for (size_t i = 0; i < n; i++) text_line(&b, rows[i].name, name_w, headline(rows[i].metrics), cols, ncols);
+    /* per language: each row's scores within each language of the run */
+    if (n > 0 && groups_of(rows[0].metrics, "per_language", &langs, &nlang) == 0 && nlang > 0) {
+        int w = 18; /* "language: name (n)" */
+        for (size_t l = 0; l < nlang; l++)
+            for (size_t i = 0; i < n; i++) {
+                int len = snprintf(NULL, 0, "%s: %s (%lld)", langs[l].name, rows[i].name ? rows[i].name : "",
+                                   langs[l].instances);
+                if (len > w) w = len;
+            }
+        if (w > 200) w = 200;
         cn_buf_putc(&b, '\n');
+        text_header(&b, "language: name (n)", w, cols, ncols);
+        for (size_t l = 0; l < nlang; l++)
+            for (size_t i = 0; i < n; i++) {
+                json_object *loc = member(rows[i].metrics, "localization");
+                json_object *g = member(member(loc ? loc : rows[i].metrics, "per_language"), langs[l].name);
+                char label[256];
+                snprintf(label, sizeof label, "%s: %s (%lld)", langs[l].name, rows[i].name ? rows[i].name : "",
+                         langs[l].instances);
+                text_line(&b, label, w, member(g, "levels") ? member(g, "levels") : g, cols, ncols);
+            }
     }
+    free(langs);
     if (b.oom) {
         cn_buf_free(&b);
         return NULL;
@@ -145,7 +251,7 @@ static void md_values(cn_buf *b, json_object *levels, const char *metric, const 
 {
     for (size_t c = 0; c < ncols; c++) {
         cn_buf_puts(b, " ");
-        put_value(b, value_at(levels, cols[c].level, metric, cols[c].k), 0);
+        put_value(b, value_at(levels, cols[c].level, metric ? metric : cols[c].metric, cols[c].k), 0);
         cn_buf_puts(b, " |");
     }
     cn_buf_putc(b, '\n');
@@ -153,28 +259,40 @@ static void md_values(cn_buf *b, json_object *levels, const char *metric, const 
 
 static void md_acc_table(cn_buf *b, const cn_eval_row *rows, size_t n, const column *cols, size_t ncols)
 {
+    bool by_ranges = n > 0 && ranged(rows[0].metrics);
+
     cn_buf_puts(b, "## Acc@k\n\n"
                    "An instance is a hit at k when min(|gold|, k) gold items are among the first k "
-                   "predictions (the LocAgent / SweRank definition).\n\n");
+                   "predictions (the LocAgent / SweRank definition).");
+    if (by_ranges)
+        cn_buf_puts(b, " Functions are matched by line ranges: a location matches a gold function of its "
+                       "file when they overlap by at least half the function's length; loc-hit@5: one of "
+                       "the first five locations holds a changed line.");
+    cn_buf_puts(b, "\n\n");
     md_header(b, "name", NULL, cols, ncols);
     for (size_t i = 0; i < n; i++) {
         cn_buf_puts(b, "| ");
         md_cell(b, rows[i].name);
         cn_buf_puts(b, " |");
-        md_values(b, member(rows[i].metrics, "overall"), "acc", cols, ncols);
+        md_values(b, headline(rows[i].metrics), NULL, cols, ncols);
     }
     cn_buf_putc(b, '\n');
     for (size_t i = 0; i < n; i++) {
-        json_object *overall = member(rows[i].metrics, "overall");
+        json_object *overall = headline(rows[i].metrics);
         json_object *missing = member(rows[i].metrics, "missing");
         cn_buf_puts(b, "- ");
         md_cell(b, rows[i].name);
         cn_buf_printf(b, ": %lld instances, %lld predicted, %zu without a prediction; scored: ",
                       int_member(rows[i].metrics, "instances"), int_member(rows[i].metrics, "predicted"),
                       missing ? json_object_array_length(missing) : (size_t)0);
-        for (int l = 0; l < CN_EVAL_LEVELS; l++)
-            cn_buf_printf(b, "%s%s %lld", l ? ", " : "", cn_eval_level_name((cn_eval_level)l),
-                          int_member(member(overall, cn_eval_level_name((cn_eval_level)l)), "n"));
+        if (by_ranges)
+            cn_buf_printf(b, "file %lld, function %lld, loc %lld; failed or missing %lld",
+                          int_member(member(overall, "file"), "n"), int_member(member(overall, "function"), "n"),
+                          int_member(member(overall, "loc"), "n"), int_member(overall, "failed"));
+        else
+            for (int l = 0; l < CN_EVAL_LEVELS; l++)
+                cn_buf_printf(b, "%s%s %lld", l ? ", " : "", cn_eval_level_name((cn_eval_level)l),
+                              int_member(member(overall, cn_eval_level_name((cn_eval_level)l)), "n"));
         cn_buf_putc(b, '\n');
     }
     cn_buf_putc(b, '\n');
@@ -201,54 +319,41 @@ static void md_other_metrics(cn_buf *b, const cn_eval_row *row, const column *co
     for (int l = 0; l < CN_EVAL_LEVELS; l++) {
         const char *name = cn_eval_level_name((cn_eval_level)l);
         cn_buf_printf(b, "| %s | %lld | ", name, int_member(member(overall, name), "n"));
-        put_value(b, value_at(overall, (cn_eval_level)l, "match", -1), 0);
+        put_value(b, value_at(overall, name, "match", -1), 0);
         cn_buf_puts(b, " |\n");
     }
     cn_buf_putc(b, '\n');
 }
 
-typedef struct repo_ref {
-    const char *name;
-    json_object *entry;
-    long long instances;
-} repo_ref;
-
-static int cmp_repo_ref(const void *a, const void *b)
+/* A table of groups (per repository, per language) of the run; with
+ * `all_rows`, every row (the references too) within each group. */
+static int md_groups(cn_buf *b, const cn_eval_row *rows, size_t n, const char *key, const char *title,
+                     const char *first, const column *cols, size_t ncols)
 {
-    const repo_ref *x = a, *y = b;
-    if (x->instances != y->instances) return x->instances > y->instances ? -1 : 1;
-    return strcmp(x->name, y->name);
-}
+    group_ref *refs;
+    size_t ng;
+    int rc = groups_of(rows[0].metrics, key, &refs, &ng);
 
-static int md_per_repo(cn_buf *b, const cn_eval_row *row, const column *cols, size_t ncols)
-{
-    json_object *per_repo = member(row->metrics, "per_repo");
-    size_t n = per_repo && json_object_is_type(per_repo, json_type_object) ? (size_t)json_object_object_length(per_repo) : 0;
-    repo_ref *refs = calloc(n ? n : 1, sizeof *refs);
-    size_t i = 0;
-
-    if (refs == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
-    if (n) {
-        json_object_object_foreach(per_repo, key, val)
-        {
-            refs[i].name = key;
-            refs[i].entry = val;
-            refs[i].instances = int_member(val, "instances");
-            i++;
+    if (rc < 0 || ng == 0) return rc;
+    cn_buf_printf(b, "## %s: ", title);
+    md_cell(b, rows[0].name);
+    cn_buf_puts(b, n > 1 ? " and the references\n\nAcc@k within each group, a line per row.\n\n"
+                         : "\n\nAcc@k within each group.\n\n");
+    md_header(b, first, "instances", cols, ncols);
+    for (size_t i = 0; i < ng; i++)
+        for (size_t r = 0; r < n; r++) {
+            json_object *loc = member(rows[r].metrics, "localization");
+            json_object *g = r == 0 ? refs[i].entry : member(member(loc ? loc : rows[r].metrics, key), refs[i].name);
+            if (r > 0 && member(g, "levels")) g = member(g, "levels");
+            cn_buf_puts(b, "| ");
+            md_cell(b, refs[i].name);
+            if (n > 1) {
+                cn_buf_puts(b, ": ");
+                md_cell(b, rows[r].name);
+            }
+            cn_buf_printf(b, " | %lld |", refs[i].instances);
+            md_values(b, g, NULL, cols, ncols);
         }
-        /* Largest first: the rows that move the overall numbers most. */
-        qsort(refs, n, sizeof *refs, cmp_repo_ref);
-    }
-    cn_buf_puts(b, "## Per repository: ");
-    md_cell(b, row->name);
-    cn_buf_puts(b, "\n\nAcc@k within each repository.\n\n");
-    md_header(b, "repository", "instances", cols, ncols);
-    for (i = 0; i < n; i++) {
-        cn_buf_puts(b, "| ");
-        md_cell(b, refs[i].name);
-        cn_buf_printf(b, " | %lld |", refs[i].instances);
-        md_values(b, member(refs[i].entry, "levels"), "acc", cols, ncols);
-    }
     cn_buf_putc(b, '\n');
     free(refs);
     return 0;
@@ -257,7 +362,7 @@ static int md_per_repo(cn_buf *b, const cn_eval_row *row, const column *cols, si
 static int markdown(cn_buf *b, const char *title, const cn_eval_row *rows, size_t n)
 {
     column cols[MAX_COLS];
-    size_t ncols = columns(cols);
+    size_t ncols = columns(cols, n > 0 && ranged(rows[0].metrics));
     int rc = 0;
 
     cn_buf_puts(b, "# ");
@@ -265,8 +370,10 @@ static int markdown(cn_buf *b, const char *title, const cn_eval_row *rows, size_
     cn_buf_puts(b, "\n\n");
     md_acc_table(b, rows, n, cols, ncols);
     if (n > 0) {
-        md_other_metrics(b, &rows[0], cols, ncols);
-        rc = md_per_repo(b, &rows[0], cols, ncols);
+        /* Recall, nDCG... are name-based: shown when names are the gold */
+        if (!ranged(rows[0].metrics)) md_other_metrics(b, &rows[0], cols, ncols);
+        rc = md_groups(b, rows, n, "per_language", "Per language", "language", cols, ncols);
+        if (rc == 0) rc = md_groups(b, rows, 1, "per_repo", "Per repository", "repository", cols, ncols);
     }
     cn_buf_puts(b, "## Plot\n\n![Acc@k by level](acc_at_k.svg)\n");
     return rc;
@@ -350,7 +457,7 @@ static size_t legend_rows(const cn_eval_row *rows, size_t n, double width)
 static void svg_chart(cn_buf *b, const char *title, const cn_eval_row *rows, size_t n)
 {
     column cols[MAX_COLS];
-    size_t ncols = columns(cols);
+    size_t ncols = columns(cols, n > 0 && ranged(rows[0].metrics));
     /* Bars shrink as rows are added so the chart keeps a sensible width. */
     double bar = n <= 4 ? SVG_BAR_MAX : (n <= 12 ? 88.0 / (double)n : 7.0);
     double group = bar * (double)(n ? n : 1) + SVG_GROUP_GAP;
@@ -392,7 +499,7 @@ static void svg_chart(cn_buf *b, const char *title, const cn_eval_row *rows, siz
         cn_buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\">%s</text>\n",
                       gx + group / 2.0, axis_y + 16, cols[c].label);
         for (size_t i = 0; i < n; i++) {
-            double v = value_at(member(rows[i].metrics, "overall"), cols[c].level, "acc", cols[c].k);
+            double v = value_at(headline(rows[i].metrics), cols[c].level, cols[c].metric, cols[c].k);
             double x = x0 + bar * (double)i, h, cx = x + bar / 2.0;
 
             if (isnan(v)) {

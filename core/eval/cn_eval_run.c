@@ -108,17 +108,20 @@ static int pred_from_row(json_object *row, cn_eval_pred *out)
     if (!json_object_object_get_ex(row, "instance_id", &id) || !json_object_is_type(id, json_type_string))
         return cn_error_set(CN_EPARSE, "a row without instance_id");
     if ((out->instance_id = cn_strdup(json_object_get_string(id))) == NULL) goto oom;
-    for (int l = 0; l < CN_EVAL_LEVELS; l++) {
+    for (int l = 0; l <= CN_EVAL_LEVELS; l++) {
         json_object *list = NULL;
-        if (!json_object_object_get_ex(row, cn_eval_level_key((cn_eval_level)l), &list) ||
+        cn_strv *to = l < CN_EVAL_LEVELS ? &out->found[l] : &out->locations;
+        if (!json_object_object_get_ex(row, l < CN_EVAL_LEVELS ? cn_eval_level_key((cn_eval_level)l) : "found_locations",
+                                       &list) ||
             !json_object_is_type(list, json_type_array))
             continue;
         for (size_t i = 0; i < json_object_array_length(list); i++) {
             json_object *v = json_object_array_get_idx(list, i);
-            if (json_object_is_type(v, json_type_string) && cn_strv_push(&out->found[l], json_object_get_string(v)) < 0)
+            if (json_object_is_type(v, json_type_string) && cn_strv_push(to, json_object_get_string(v)) < 0)
                 goto oom;
         }
     }
+    out->failed = json_object_object_get_ex(row, "error", &id) && id != NULL;
     return 0;
 oom:
     cn_eval_pred_free(out);
@@ -200,6 +203,7 @@ typedef struct run_state {
     size_t done;            /* selected instances with a good row, or finished now */
     size_t ran;
     json_object *pace;      /* repo -> [seconds, instances] of this run, for the ETA */
+    cn_eval_langs langs;    /* the languages whose files are indexed */
 } run_state;
 
 static void state_free(run_state *st)
@@ -226,6 +230,7 @@ static void state_free(run_state *st)
     free(st->rows_dir);
     free(st->logs_dir);
     if (st->fd >= 0) close(st->fd);
+    cn_eval_langs_free(&st->langs);
     cn_eval_dataset_free(&st->d);
 }
 
@@ -395,7 +400,14 @@ static int plan_instance(run_state *st, todo_item *t)
         free(sowner);
         free(sname);
     }
-    commit = safe_component(in->base_commit);
+    {
+        /* a tree holds the files of the languages asked for: another
+         * choice is another tree */
+        char *name = st->o->languages ? cn_strprintf("%s+%s", in->base_commit, st->o->languages)
+                                      : cn_strdup(in->base_commit);
+        commit = name ? safe_component(name) : NULL;
+        free(name);
+    }
     git_dir = key ? cn_strprintf("%s/%s/repo", st->o->mirrors, key) : NULL;
     path = key && commit ? cn_strprintf("%s/%s/%s", st->trees_dir, key, commit) : NULL;
     if (git_dir == NULL || path == NULL) {
@@ -452,13 +464,23 @@ static int child_query(const run_state *st, const todo_item *t, json_object **ro
     const tree_ref *tr = &st->trees[t->tree];
     cn_query_opts q;
     cn_eval_pred pred;
+    cn_eval_tree_stats ts;
     json_object *res = NULL;
     char *cache = instance_file(st->cache_dir, in->instance_id, "");
     int rc;
 
     *row = NULL;
     if (cache == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
-    rc = cn_eval_tree_materialize(tr->git_dir, in->base_commit, tr->path, NULL);
+    rc = cn_eval_tree_materialize(tr->git_dir, in->base_commit, &st->langs, tr->path, &ts);
+    if (rc == 0 && ts.files == 0) {
+        /* an empty index answers nothing: a failure with its reason, not
+         * an empty prediction that would pass for a miss */
+        char *names = cn_eval_langs_names(&st->langs);
+        rc = cn_error_set(CN_ENOTFOUND, "no indexable file at %s: %zu files, none in a language with a backend (%s)%s",
+                          in->base_commit, ts.listed, names ? names : "?",
+                          ts.missing ? " or their blobs are missing from the mirror" : "");
+        free(names);
+    }
     if (rc == 0) {
         memset(&q, 0, sizeof q);
         q.repo = tr->path;
@@ -909,6 +931,8 @@ static json_object *settings_json(const cn_eval_opts *o)
     json_object_object_add(j, "model", o->agent && model ? json_object_new_string(model) : NULL);
     json_object_object_add(j, "indexes", json_object_new_string(o->indexes ? o->indexes : CN_EVAL_DEFAULT_INDEXES));
     json_object_object_add(j, "without", json_object_new_string(without));
+    /* only when chosen, so that runs made before the option continue */
+    if (o->languages) json_object_object_add(j, "languages", json_object_new_string(o->languages));
     free(without);
     return j;
 }
@@ -1155,6 +1179,7 @@ int cn_eval_run(const cn_eval_opts *o, cn_eval_summary *out)
         rc = cn_error_set(CN_ENOTFOUND, "%s: no predictions yet: run without --score-only first", st.pred_path);
         goto done;
     }
+    if (!o->score_only && (rc = cn_eval_langs_load(o->languages, &st.langs)) < 0) goto done;
     if ((rc = load_previous_rows(&st)) < 0) goto done;
     if (!o->score_only && (rc = check_settings(&st)) < 0) goto done;
     if (!o->score_only) {

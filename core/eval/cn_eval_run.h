@@ -16,15 +16,45 @@
 
 #include "cn_eval.h"
 
+/* ---- which files are indexed (cn_eval_rule.c) ------------------------- */
+
+/* The languages an eval indexes: their names and their extensions (".py",
+ * with the dot), as the language backends' plugin.yaml list them. */
+typedef struct cn_eval_langs {
+    cn_strv names;
+    cn_strv exts;
+} cn_eval_langs;
+
+/* Every usable language backend found on the plugin path, or only those
+ * named in `only` (a comma-separated list such as "c,cpp"; NULL: all).
+ * CN_EINVAL for an unknown name (the message lists the known ones),
+ * CN_ENOTFOUND when there is no backend at all. */
+int cn_eval_langs_load(const char *only, cn_eval_langs *out);
+/* Adds a language by hand (tests; *l zeroed first by the caller). */
+int cn_eval_langs_add(cn_eval_langs *l, const char *name, const char *const *exts, size_t n);
+/* "c, cpp, go" (malloc'd; NULL on ENOMEM). */
+char *cn_eval_langs_names(const cn_eval_langs *l);
+void cn_eval_langs_free(cn_eval_langs *l);
+
+/* Tests and documentation, the same rule for every language: a path under
+ * a test or doc directory at any depth (test, tests, testing, __tests__,
+ * __mocks__, spec, specs, testdata, test_data, e2e, doc, docs,
+ * documentation, man, ...), or a test file by its language's naming
+ * (Python test_*.py, *_test.py, conftest.py; Java *Test.java, *Tests.java,
+ * *IT.java, *TestCase.java, Test*.java; *.test.js, *.spec.ts; elsewhere
+ * *_test.EXT, *-test.EXT, *_tests.EXT, *_unittest.EXT). */
+bool cn_eval_is_test_or_doc(const char *path);
+
+/* The indexing rule: a file whose extension belongs to one of `l`'s
+ * languages, not a declaration stub (.pyi, .d.ts), not a test or doc
+ * (cn_eval_is_test_or_doc).  `path` is relative to the repository root,
+ * '/'-separated. */
+bool cn_eval_is_indexed(const cn_eval_langs *l, const char *path);
+
 /* ---- a commit's indexed files (cn_eval_tree.c) -------------------------- */
 
-/* The dataset's indexing rule (LocAgent's): a `.py` file that is not under
- * a `test/`, `tests/` or `testing/` directory at any depth and is not
- * named `test_*.py`, `*_test.py` or `conftest.py`.  `path` is relative to
- * the repository root, '/'-separated. */
-bool cn_eval_is_indexed(const char *path);
-
 typedef struct cn_eval_tree_stats {
+    size_t listed;           /* regular files in the commit, indexed or not */
     size_t files;            /* regular files written (or found, when reused) */
     size_t missing;          /* blobs the mirror lacks: skipped, not an error */
     size_t skipped;          /* entries the indexing rule leaves out */
@@ -35,8 +65,9 @@ typedef struct cn_eval_tree_stats {
     bool reused;             /* DEST was there already and was left as is */
 } cn_eval_tree_stats;
 
-/* Writes the indexed files (cn_eval_is_indexed) of `commit` (any name git
- * resolves to a commit) in the bare repository `git_dir` under `dest`, with
+/* Writes the indexed files (cn_eval_is_indexed with `langs`) of `commit`
+ * (any name git resolves to a commit) in the bare repository `git_dir`
+ * under `dest`, with
  * their modes (0644, or 0755 for an executable).  Only regular files are
  * written; symlinks, submodules, hostile paths and blobs the mirror lacks
  * are skipped and counted in *st (may be NULL).
@@ -44,15 +75,16 @@ typedef struct cn_eval_tree_stats {
  * The files are written into a sibling "DEST.tmp-<pid>-<n>" and published
  * with rename(), so DEST is complete or absent.  An existing DEST directory
  * is a cache of that commit and is reused as is (st->reused; files and
- * bytes then count the indexed files found in it).
+ * bytes then count the indexed files found in it; when it holds none, the
+ * commit is listed again so that `listed` says how many files it has).
  *
  * Errors, each naming the mirror and the commit: CN_ENOTFOUND when git
  * cannot be run, `git_dir` does not exist or the commit is not in it;
  * CN_EIO when `git_dir` is no git repository, git fails or a file cannot
  * be written; CN_EINVAL for an empty or option-like commit or a DEST that
  * is not a directory; CN_ENOMEM. */
-int cn_eval_tree_materialize(const char *git_dir, const char *commit, const char *dest,
-                             cn_eval_tree_stats *st);
+int cn_eval_tree_materialize(const char *git_dir, const char *commit, const cn_eval_langs *langs,
+                             const char *dest, cn_eval_tree_stats *st);
 
 /* Removes `dest` and everything under it without following symlinks (a
  * symlink is removed, not its target).  A `dest` that does not exist is
@@ -77,6 +109,10 @@ int cn_eval_tree_remove(const char *dest);
  *                   of the contract's locations not listed yet
  *   found_modules   "path:" + the first dotted part of each entity, in
  *                   entity order, deduplicated
+ *   locations       "path:START-END" (1-based, inclusive): the symbols'
+ *                   ranges in symbol order (offline: each symbols[] item's
+ *                   path, start_line, end_line), then the contract's
+ *                   locations not listed yet; no range is listed twice
  *
  * `result` may be NULL (an empty prediction).  CN_EINVAL for an empty
  * instance_id; CN_ENOMEM. */
@@ -127,6 +163,7 @@ typedef struct cn_eval_opts {
     const char *model;          /* agent: chat model (NULL: CODENIB_MODEL) */
     const char *base_url;       /* agent: the endpoint (NULL: the environment's) */
     unsigned planner_without;   /* offline: planner signals switched off (CN_PL_SIG_*) */
+    const char *languages;      /* "c,cpp": only these backends' files; NULL: every backend */
     int jobs;                   /* instances at a time (child processes); 0 means 1 */
     double timeout_s;           /* per instance; 0: 900 s */
     size_t limit;               /* the first N selected instances; 0: all */

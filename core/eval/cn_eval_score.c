@@ -34,7 +34,7 @@ typedef struct level_sums {
 } level_sums;
 
 typedef struct repo_sums {
-    const char *repo; /* borrowed from the dataset */
+    const char *repo; /* borrowed from the dataset (a repository, or a language) */
     size_t instances;
     level_sums lv[CN_EVAL_LEVELS];
 } repo_sums;
@@ -167,7 +167,7 @@ static int cmp_repo(const void *a, const void *b)
     return strcmp(((const repo_sums *)a)->repo, ((const repo_sums *)b)->repo);
 }
 
-static json_object *per_repo_json(repo_sums *repos, size_t n)
+static json_object *per_group_json(repo_sums *repos, size_t n)
 {
     json_object *o = json_object_new_object();
 
@@ -215,9 +215,10 @@ int cn_eval_score(const cn_eval_dataset *d, const cn_eval_preds *p, json_object 
 {
     level_sums overall[CN_EVAL_LEVELS];
     repo_sums *repos = calloc(d->len ? d->len : 1, sizeof *repos); /* at most one a row */
+    repo_sums *langs = calloc(d->len ? d->len : 1, sizeof *langs);
     json_object *m = json_object_new_object(), *missing = json_object_new_array();
-    size_t nrepos = 0, predicted = 0;
-    bool okay = repos && m && missing;
+    size_t nrepos = 0, nlangs = 0, predicted = 0;
+    bool okay = repos && langs && m && missing;
 
     *metrics = NULL;
     memset(overall, 0, sizeof overall);
@@ -225,8 +226,10 @@ int cn_eval_score(const cn_eval_dataset *d, const cn_eval_preds *p, json_object 
         const cn_eval_instance *in = &d->items[i];
         const cn_eval_pred *pred = cn_eval_preds_find(p, in->instance_id);
         repo_sums *rs = repo_slot(repos, &nrepos, in->repo);
+        repo_sums *ls = in->language ? repo_slot(langs, &nlangs, in->language) : NULL;
 
         rs->instances++;
+        if (ls) ls->instances++;
         if (pred)
             predicted++;
         else
@@ -237,6 +240,7 @@ int cn_eval_score(const cn_eval_dataset *d, const cn_eval_preds *p, json_object 
             if (in->gold[l].len == 0) continue;
             score_one(&in->gold[l], pred ? &pred->found[l] : NULL, ks, nks, &overall[l]);
             score_one(&in->gold[l], pred ? &pred->found[l] : NULL, ks, nks, &rs->lv[l]);
+            if (ls) score_one(&in->gold[l], pred ? &pred->found[l] : NULL, ks, nks, &ls->lv[l]);
         }
     }
     okay = okay && put(m, "instances", json_object_new_int64((int64_t)d->len)) &&
@@ -245,8 +249,11 @@ int cn_eval_score(const cn_eval_dataset *d, const cn_eval_preds *p, json_object 
         okay = put(m, "missing", missing);
         missing = NULL;
     }
-    okay = okay && put(m, "overall", levels_json(overall)) && put(m, "per_repo", per_repo_json(repos, nrepos));
+    okay = okay && put(m, "overall", levels_json(overall)) && put(m, "per_repo", per_group_json(repos, nrepos));
+    if (okay && nlangs) okay = put(m, "per_language", per_group_json(langs, nlangs));
+    if (okay && cn_eval__ranged(d)) okay = put(m, "localization", cn_eval__score_ranges(d, p));
     free(repos);
+    free(langs);
     json_object_put(missing);
     if (!okay) {
         json_object_put(m);

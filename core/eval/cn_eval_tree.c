@@ -2,7 +2,8 @@
  *
  * `codenib eval` indexes each dataset instance at its base commit.  A
  * checkout per instance would need a work tree per commit and writes every
- * file of the repository; the index only wants the non-test `.py` files.
+ * file of the repository; the index only wants the source files of its
+ * languages, tests and docs left out (cn_eval_rule.c).
  * So: one `git ls-tree -r -z` lists the commit, the indexing rule picks the
  * entries, and one `git cat-file --batch` process streams all their blobs
  * (a process per file would cost seconds on sympy's ~1,500 files).  Mirrors
@@ -27,30 +28,11 @@
 #include "cn_eval_run.h"
 #include "../util/cn_git.h"
 
-/* ------------------------------------------------------------ the rule -- */
+/* ------------------------------------------------------------ helpers -- */
 
 static bool component_is(const char *s, size_t n, const char *word)
 {
     return strlen(word) == n && memcmp(s, word, n) == 0;
-}
-
-bool cn_eval_is_indexed(const char *path)
-{
-    const char *base, *p, *slash;
-
-    if (path == NULL || !cn_str_has_suffix(path, ".py")) return false;
-    base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    /* every directory component, at any depth */
-    for (p = path; p < base; p = slash + 1) {
-        slash = strchr(p, '/');
-        size_t n = (size_t)(slash - p);
-        if (component_is(p, n, "test") || component_is(p, n, "tests") || component_is(p, n, "testing"))
-            return false;
-    }
-    if (strncmp(base, "test_", 5) == 0 || cn_str_has_suffix(base, "_test.py") || strcmp(base, "conftest.py") == 0)
-        return false;
-    return true;
 }
 
 /* A tree path we are willing to create under the destination: relative,
@@ -129,13 +111,14 @@ int cn_eval_tree_remove(const char *dest)
 /* ------------------------------------------------------- reuse counting -- */
 
 static _Thread_local cn_eval_tree_stats *count_stats;
+static _Thread_local const cn_eval_langs *count_langs;
 static _Thread_local size_t count_root_len;
 
 static int count_one(const char *fpath, const struct stat *sb, int flag, struct FTW *ftw)
 {
     (void)ftw;
     if (flag == FTW_F && S_ISREG(sb->st_mode) && strlen(fpath) > count_root_len &&
-        cn_eval_is_indexed(fpath + count_root_len + 1)) {
+        cn_eval_is_indexed(count_langs, fpath + count_root_len + 1)) {
         count_stats->files++;
         count_stats->bytes += (unsigned long long)sb->st_size;
     }
@@ -143,15 +126,17 @@ static int count_one(const char *fpath, const struct stat *sb, int flag, struct 
 }
 
 /* A reused cache says what it holds: the indexed files found in it. */
-static void count_reused(const char *dest, cn_eval_tree_stats *st)
+static void count_reused(const char *dest, const cn_eval_langs *langs, cn_eval_tree_stats *st)
 {
     memset(st, 0, sizeof *st);
     st->reused = true;
     count_stats = st;
+    count_langs = langs;
     count_root_len = strlen(dest);
     while (count_root_len > 1 && dest[count_root_len - 1] == '/') count_root_len--;
     (void)nftw(dest, count_one, 32, FTW_PHYS);
     count_stats = NULL;
+    count_langs = NULL;
 }
 
 /* ------------------------------------------------------------- helpers -- */
@@ -178,6 +163,7 @@ typedef struct tree_ctx {
     const char *git_dir, *commit;
     char sha[72];                 /* the commit, resolved */
     char *tmp;                    /* DEST.tmp-<pid>-<n> */
+    const cn_eval_langs *langs;
     cn_eval_tree_stats *st;
 } tree_ctx;
 
@@ -274,11 +260,12 @@ static int take_record(const tree_ctx *c, tree_list *l, char *rec, size_t n)
     const char *path = tab + 1;
     size_t path_len = n - (size_t)(path - rec);
 
+    if (strcmp(sp1 + 1, "blob") == 0 && (mode & 0170000) == 0100000) c->st->listed++;
     if (!path_is_safe(path, path_len)) {
         c->st->rejected++;
         return 0;
     }
-    if (!cn_eval_is_indexed(path)) {
+    if (!cn_eval_is_indexed(c->langs, path)) {
         c->st->skipped++;
         return 0;
     }
@@ -561,7 +548,7 @@ static int publish(tree_ctx *c, const char *dest)
         struct stat sb;
         if (stat(dest, &sb) == 0 && S_ISDIR(sb.st_mode)) {
             (void)remove_tree_quiet(c->tmp);
-            count_reused(dest, c->st);
+            count_reused(dest, c->langs, c->st);
             return 0;
         }
     }
@@ -578,7 +565,16 @@ static int materialize(tree_ctx *c, const char *dest)
     if (lstat(dest, &sb) == 0) {
         if (!S_ISDIR(sb.st_mode))
             return tree_fail(c, CN_EINVAL, "%s exists and is not a directory (remove it)", dest);
-        count_reused(dest, c->st);
+        count_reused(dest, c->langs, c->st);
+        /* an empty cache: say how many files the commit has, for the
+         * reason the instance cannot run */
+        if (c->st->files == 0 && resolve_commit(c) == 0 && list_tree(c, &l) == 0) {
+            size_t listed = c->st->listed;
+            memset(c->st, 0, sizeof *c->st);
+            c->st->reused = true;
+            c->st->listed = listed;
+        }
+        tree_list_free(&l);
         return 0;
     }
     if ((rc = resolve_commit(c)) == 0 && (rc = list_tree(c, &l)) == 0 && (rc = make_tmp(c, dest)) == 0 &&
@@ -589,8 +585,8 @@ static int materialize(tree_ctx *c, const char *dest)
     return rc;
 }
 
-int cn_eval_tree_materialize(const char *git_dir, const char *commit, const char *dest,
-                             cn_eval_tree_stats *st)
+int cn_eval_tree_materialize(const char *git_dir, const char *commit, const cn_eval_langs *langs,
+                             const char *dest, cn_eval_tree_stats *st)
 {
     cn_eval_tree_stats local;
     tree_ctx c;
@@ -604,6 +600,8 @@ int cn_eval_tree_materialize(const char *git_dir, const char *commit, const char
     c.git_dir = git_dir ? git_dir : "(none)";
     c.commit = commit ? commit : "(none)";
     c.st = st;
+    c.langs = langs;
+    if (langs == NULL) return tree_fail(&c, CN_EINVAL, "no languages given");
     if (git_dir == NULL || *git_dir == '\0' || dest == NULL || *dest == '\0')
         return tree_fail(&c, CN_EINVAL, "no mirror or no destination given");
     /* a name starting with '-' would reach git as an option */

@@ -282,8 +282,8 @@ static void test_by_hand(void)
     row = w2 ? cn_eval_pred_json(w2) : NULL;
     is_str(row ? json_object_to_json_string_ext(row, JSON_C_TO_STRING_PLAIN) : NULL,
            "{\"instance_id\":\"acme__widget-2\",\"found_files\":[\"d.py\",\"c.py\"],"
-           "\"found_modules\":[\"c.py:M\"],\"found_entities\":[]}",
-           "a prediction as a JSON row");
+           "\"found_modules\":[\"c.py:M\"],\"found_entities\":[],\"found_locations\":[]}",
+           "a prediction as a JSON row (an older row without found_locations gets an empty list)");
     json_object_put(row);
 
     if (ok(cn_eval_score(&d, &p, &m) == 0, "hand set scores")) {
@@ -489,6 +489,148 @@ static void test_report(void)
     json_object_put(nothing);
 }
 
+/* ---- 5. scores by line ranges (the multilingual benchmark) ---------------- */
+
+/* Five instances in two languages; each number below is worked out by hand
+ * from the definition (and agrees with the benchmark's mlocscore.py):
+ *   r1 C     function [10,19] (10 lines): "15-30" overlaps 5 = half: a match;
+ *            changed line 12 is in no location
+ *   r2 C     function [1,9] (9 lines): "6-20" overlaps 4 < 4.5: no match;
+ *            it holds changed line 7 (a loc-hit); given as an object
+ *   r3 Rust  six gold functions: the first five locations match five of
+ *            them (function@5: min(6, 5) = 5, a hit), a repeated location
+ *            and one in another file add nothing (function@10 needs all
+ *            six: a miss); changed line 100 only in the 8th location;
+ *            files repeated: the distinct ones count
+ *   r4 Rust  no gold function; its row has an error: a miss everywhere
+ *   r5 Rust  no prediction at all */
+static const char *range_gold =
+    "{\"instance_id\": \"acme__c-1\", \"repo\": \"acme/c\", \"base_commit\": \"x\", \"language\": \"C\","
+    " \"gold_files\": [\"src/a.c\"], \"gold_functions\": [{\"file\": \"src/a.c\", \"name\": \"f\", \"kind\": \"function\","
+    " \"start\": 10, \"end\": 19}], \"changed_lines\": {\"src/a.c\": [12]}, \"gt_file_changes\": []}\n"
+    "{\"instance_id\": \"acme__c-2\", \"repo\": \"acme/c\", \"base_commit\": \"x\", \"language\": \"C\","
+    " \"gold_files\": [\"src/b.c\"], \"gold_functions\": [{\"file\": \"src/b.c\", \"start\": 1, \"end\": 9}],"
+    " \"changed_lines\": {\"src/b.c\": [7]}, \"gt_file_changes\": []}\n"
+    "{\"instance_id\": \"acme__rs-3\", \"repo\": \"acme/rs\", \"base_commit\": \"x\", \"language\": \"Rust\","
+    " \"gold_files\": [\"src/x.rs\", \"src/z.rs\"], \"gold_functions\": ["
+    "{\"file\": \"src/x.rs\", \"start\": 1, \"end\": 2}, {\"file\": \"src/x.rs\", \"start\": 3, \"end\": 4},"
+    "{\"file\": \"src/x.rs\", \"start\": 5, \"end\": 6}, {\"file\": \"src/x.rs\", \"start\": 7, \"end\": 8},"
+    "{\"file\": \"src/x.rs\", \"start\": 9, \"end\": 10}, {\"file\": \"src/x.rs\", \"start\": 11, \"end\": 12}],"
+    " \"changed_lines\": {\"src/x.rs\": [100]}, \"gt_file_changes\": []}\n"
+    "{\"instance_id\": \"acme__rs-4\", \"repo\": \"acme/rs\", \"base_commit\": \"x\", \"language\": \"Rust\","
+    " \"gold_files\": [\"src/w.rs\"], \"gold_functions\": [], \"changed_lines\": {\"src/w.rs\": [1]},"
+    " \"gt_file_changes\": []}\n"
+    "{\"instance_id\": \"acme__rs-5\", \"repo\": \"acme/rs\", \"base_commit\": \"x\", \"language\": \"Rust\","
+    " \"gold_files\": [\"src/v.rs\"], \"gold_functions\": [{\"file\": \"src/v.rs\", \"start\": 1, \"end\": 5}],"
+    " \"changed_lines\": {\"src/v.rs\": [2]}, \"gt_file_changes\": []}\n";
+
+static const char *range_pred =
+    "{\"instance_id\": \"acme__c-1\", \"found_files\": [\"src/a.c\"], \"found_locations\": [\"src/a.c:15-30\"]}\n"
+    "{\"instance_id\": \"acme__c-2\", \"found_files\": [\"src/zz.c\", \"src/b.c\"],"
+    " \"found_locations\": [{\"path\": \"src/b.c\", \"start_line\": 6, \"end_line\": 20}, \"nonsense\", \"src/b.c:5\"]}\n"
+    "{\"instance_id\": \"acme__rs-3\", \"found_files\": [\"src/x.rs\", \"src/x.rs\", \"src/q.rs\", \"src/z.rs\"],"
+    " \"found_locations\": [\"src/x.rs:1-2\", \"src/x.rs:3-4\", \"src/x.rs:5-6\", \"src/x.rs:7-8\", \"src/x.rs:9-10\","
+    " \"src/x.rs:1-2\", \"src/y.rs:11-12\", \"src/x.rs:90-110\"]}\n"
+    "{\"instance_id\": \"acme__rs-4\", \"found_files\": [\"src/w.rs\"], \"found_locations\": [\"src/w.rs:1-9\"],"
+    " \"error\": \"boom\"}\n";
+
+static void test_ranges(void)
+{
+    char *gold = write_tmp("range_gold.jsonl", range_gold), *pred = write_tmp("range_pred.jsonl", range_pred);
+    cn_eval_dataset d;
+    cn_eval_preds p;
+    json_object *m = NULL, *loc;
+    const cn_eval_pred *c2;
+    cn_eval_row row;
+    char *table;
+
+    cn_eval_preds_init(&p);
+    if (!ok(gold && pred && cn_eval_dataset_load(gold, &d) == 0, "a dataset with range gold loads")) {
+        diag("%s", cn_error_last()->message);
+        free(gold);
+        free(pred);
+        return;
+    }
+    ok(d.items[0].ranged && d.items[0].n_functions == 1 && d.items[0].functions[0].start == 10 &&
+           d.items[0].functions[0].end == 19 && strcmp(d.items[0].functions[0].file, "src/a.c") == 0,
+       "gold_functions: file, start, end");
+    ok(d.items[1].n_changed == 1 && d.items[1].changed[0].n == 1 && d.items[1].changed[0].lines[0] == 7,
+       "changed_lines: file and lines");
+    is_str(d.items[2].language, "Rust", "language");
+    is_int(d.items[2].gold[CN_EVAL_FILE].len, 2, "gold_files are the file gold");
+    if (!ok(cn_eval_preds_load(pred, false, &p, NULL) == 0, "predictions with found_locations load"))
+        diag("%s", cn_error_last()->message);
+    c2 = cn_eval_preds_find(&p, "acme__c-2");
+    ok(c2 && c2->locations.len == 2 && strcmp(c2->locations.items[0], "src/b.c:6-20") == 0 &&
+           strcmp(c2->locations.items[1], "src/b.c:5") == 0,
+       "a location object becomes path:start-end; a string that is no location is left out");
+    ok(cn_eval_preds_find(&p, "acme__rs-4") && cn_eval_preds_find(&p, "acme__rs-4")->failed, "a row with an error is failed");
+    ok(c2 && !c2->failed, "a row without one is not");
+    {
+        json_object *j = c2 ? cn_eval_pred_json(c2) : NULL;
+        is_str(j ? json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN) : NULL,
+               "{\"instance_id\":\"acme__c-2\",\"found_files\":[\"src\\/zz.c\",\"src\\/b.c\"],\"found_modules\":[],"
+               "\"found_entities\":[],\"found_locations\":[\"src\\/b.c:6-20\",\"src\\/b.c:5\"]}",
+               "found_locations round-trip into the row");
+        json_object_put(j);
+    }
+    if (!ok(cn_eval_score(&d, &p, &m) == 0, "range gold scores")) goto out;
+    loc = json_object_object_get(m, "localization");
+    ok(loc != NULL, "metrics have a localization block");
+    is_near(num(loc, "overall.instances"), 5, "overall: 5 instances");
+    is_near(num(loc, "overall.failed"), 2, "overall: 2 failed (an error row, a missing row)");
+    is_near(num(loc, "overall.file.n"), 5, "file: every instance counts");
+    is_near(num(loc, "overall.file.acc.1"), 2.0 / 5, "file@1 = 2/5");
+    is_near(num(loc, "overall.file.acc.3"), 3.0 / 5, "file@3 = 3/5 (distinct files: x, q, z)");
+    is_near(num(loc, "overall.file.acc.5"), 3.0 / 5, "file@5 = 3/5");
+    is_near(num(loc, "overall.file.acc.10"), 3.0 / 5, "file@10 = 3/5");
+    is_near(num(loc, "overall.function.n"), 4, "function: the 4 instances with gold functions");
+    is_near(num(loc, "overall.function.acc.5"), 2.0 / 4,
+            "function@5 = 2/4 (overlap of exactly half matches, less does not; gold capped at 5)");
+    is_near(num(loc, "overall.function.acc.10"), 1.0 / 4, "function@10 = 1/4 (all six needed at 10)");
+    is_near(num(loc, "overall.loc.n"), 5, "loc: every instance counts");
+    is_near(num(loc, "overall.loc.hit.5"), 1.0 / 5, "loc-hit@5 = 1/5 (only the first five locations count)");
+    is_near(num(loc, "per_language.C.file.acc.1"), 1.0 / 2, "C: file@1 = 1/2");
+    is_near(num(loc, "per_language.C.function.acc.5"), 1.0 / 2, "C: function@5 = 1/2");
+    is_near(num(loc, "per_language.C.loc.hit.5"), 1.0 / 2, "C: loc-hit@5 = 1/2");
+    is_near(num(loc, "per_language.Rust.instances"), 3, "Rust: 3 instances");
+    is_near(num(loc, "per_language.Rust.failed"), 2, "Rust: 2 failed");
+    is_near(num(loc, "per_language.Rust.function.n"), 2, "Rust: 2 with gold functions");
+    is_near(num(loc, "per_language.Rust.function.acc.5"), 1.0 / 2, "Rust: function@5 = 1/2");
+    is_near(num(loc, "per_language.Rust.function.acc.10"), 0, "Rust: function@10 = 0");
+    is_near(num(loc, "per_repo.acme/c.file.acc.3"), 1, "per repository too");
+    is_near(num(m, "per_language.Rust.instances"), 3, "the name-based scores are per language too");
+
+    row.name = "ranges";
+    row.metrics = m;
+    table = cn_eval_table_text(&row, 1);
+    has_str(table, "file@10  function@5  function@10  loc-hit@5", "the table has the range columns");
+    has_str(table, "0.4000  0.6000  0.6000   0.6000      0.5000       0.2500     0.2000", "and the overall numbers");
+    has_str(table, "Rust: ranges (3)", "a per-language line for each language");
+    free(table);
+    {
+        char *dir = tmp_path("range_report"), *md = NULL;
+        size_t len;
+        ok(cn_eval_report_write(dir, "ranges", &row, 1) == 0, "the range report is written");
+        char *path = cn_path_join(dir, "report.md");
+        if (path && cn_file_read(path, 0, &md, &len) < 0) md = NULL;
+        has_str(md, "| name | file@1 | file@3 | file@5 | file@10 | function@5 | function@10 | loc-hit@5 |",
+                "report: the range columns");
+        has_str(md, "## Per language: ranges", "report: a per-language table");
+        has_str(md, "| C | 2 | 0.5000 | 1.0000 | 1.0000 | 1.0000 | 0.5000 | 0.5000 | 0.5000 |", "report: C's row");
+        has_str(md, "## Per repository: ranges", "report: and the per-repository one");
+        free(md);
+        free(path);
+        free(dir);
+    }
+out:
+    json_object_put(m);
+    cn_eval_preds_free(&p);
+    cn_eval_dataset_free(&d);
+    free(gold);
+    free(pred);
+}
+
 int main(void)
 {
     strcpy(tmpdir, "/tmp/cn_eval_score_XXXXXX");
@@ -501,6 +643,7 @@ int main(void)
     test_dataset_errors();
     test_pred_errors();
     test_report();
+    test_ranges();
     json_object_put(dev_metrics);
     if (cn_eval_tree_remove(tmpdir) < 0) diag("could not remove %s", tmpdir);
     return tap_done();

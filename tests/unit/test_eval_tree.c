@@ -18,6 +18,10 @@
 #include "../core/eval/cn_eval_run.h"
 
 static char root[256];
+/* Python alone, as the dataset's historical rule had it */
+static cn_eval_langs py;
+/* the languages of the multilingual benchmark */
+static cn_eval_langs many;
 
 /* Runs a shell command built from fmt (paths are mkdtemp names: no quoting
  * issues); returns its exit status. */
@@ -107,23 +111,91 @@ static bool exists(const char *path)
 /* ---- the rule ------------------------------------------------------------ */
 static void test_rule(void)
 {
-    ok(cn_eval_is_indexed("a.py"), "a top-level .py file is indexed");
-    ok(cn_eval_is_indexed("sympy/core/basic.py"), "a nested .py file is indexed");
-    ok(cn_eval_is_indexed("pkg/testutils.py"), "a name that starts with 'test' but not 'test_' is indexed");
-    ok(cn_eval_is_indexed("pkg/latest/x.py"), "a directory ending in 'test' is not a test directory");
-    ok(cn_eval_is_indexed("mytests/x.py"), "'mytests/' is not 'tests/'");
-    ok(cn_eval_is_indexed("pkg/contest.py"), "contest.py is not conftest.py");
-    ok(!cn_eval_is_indexed("README.md"), "not .py: left out");
-    ok(!cn_eval_is_indexed("a.pyc"), ".pyc: left out");
-    ok(!cn_eval_is_indexed("pkg/a.pyi"), ".pyi: left out");
-    ok(!cn_eval_is_indexed("tests/a.py"), "under tests/: left out");
-    ok(!cn_eval_is_indexed("pkg/test/a.py"), "under test/ at depth: left out");
-    ok(!cn_eval_is_indexed("a/b/testing/c/d.py"), "under testing/ at depth: left out");
-    ok(!cn_eval_is_indexed("pkg/test_x.py"), "test_*.py: left out");
-    ok(!cn_eval_is_indexed("pkg/x_test.py"), "*_test.py: left out");
-    ok(!cn_eval_is_indexed("conftest.py"), "conftest.py: left out");
-    ok(!cn_eval_is_indexed("pkg/conftest.py"), "a nested conftest.py: left out");
-    ok(!cn_eval_is_indexed(NULL), "NULL: not indexed");
+    ok(cn_eval_is_indexed(&py, "a.py"), "a top-level .py file is indexed");
+    ok(cn_eval_is_indexed(&py, "sympy/core/basic.py"), "a nested .py file is indexed");
+    ok(cn_eval_is_indexed(&py, "pkg/testutils.py"), "a name that starts with 'test' but not 'test_' is indexed");
+    ok(cn_eval_is_indexed(&py, "pkg/latest/x.py"), "a directory ending in 'test' is not a test directory");
+    ok(cn_eval_is_indexed(&py, "mytests/x.py"), "'mytests/' is not 'tests/'");
+    ok(cn_eval_is_indexed(&py, "pkg/contest.py"), "contest.py is not conftest.py");
+    ok(!cn_eval_is_indexed(&py, "README.md"), "not .py: left out");
+    ok(!cn_eval_is_indexed(&py, "a.pyc"), ".pyc: left out");
+    ok(!cn_eval_is_indexed(&py, "pkg/a.pyi"), ".pyi: left out");
+    ok(!cn_eval_is_indexed(&py, "tests/a.py"), "under tests/: left out");
+    ok(!cn_eval_is_indexed(&py, "pkg/test/a.py"), "under test/ at depth: left out");
+    ok(!cn_eval_is_indexed(&py, "a/b/testing/c/d.py"), "under testing/ at depth: left out");
+    ok(!cn_eval_is_indexed(&py, "pkg/test_x.py"), "test_*.py: left out");
+    ok(!cn_eval_is_indexed(&py, "pkg/x_test.py"), "*_test.py: left out");
+    ok(!cn_eval_is_indexed(&py, "conftest.py"), "conftest.py: left out");
+    ok(!cn_eval_is_indexed(&py, "pkg/conftest.py"), "a nested conftest.py: left out");
+    ok(!cn_eval_is_indexed(&py, NULL), "NULL: not indexed");
+    ok(!cn_eval_is_indexed(NULL, "a.py"), "no languages: not indexed");
+    ok(!cn_eval_is_indexed(&py, "docs/conf.py"), "under docs/: left out");
+    ok(!cn_eval_is_indexed(&py, "a/doc/b.py"), "under doc/ at depth: left out");
+    ok(cn_eval_is_indexed(&py, "pkg/run_tests.py"), "Python: *_tests.py is a tool, not a test (pytest's rule)");
+    ok(!cn_eval_is_indexed(&py, "src/main.c"), "Python alone: a .c file is left out");
+}
+
+/* Every language: the same directories, each language's test names. */
+static void test_rule_languages(void)
+{
+    static const struct {
+        const char *path;
+        bool indexed;
+        const char *why;
+    } cases[] = {
+        {"src/jv.c", true, "C source"},
+        {"src/jv.h", true, "C header"},
+        {"include/fmt/core.h", true, "a header at depth"},
+        {"src/format.cc", true, "C++ source"},
+        {"SRC/X.CPP", true, "an extension in capitals"},
+        {"grpc/server.go", true, "Go source"},
+        {"grpc/server_test.go", false, "Go: *_test.go"},
+        {"internal/testdata/x.go", false, "Go: under testdata/"},
+        {"src/main/java/com/a/Gson.java", true, "Java source"},
+        {"src/test/java/com/a/GsonTest.java", false, "Java: under src/test/"},
+        {"src/main/java/com/a/GsonTest.java", false, "Java: *Test.java"},
+        {"src/main/java/com/a/GsonTests.java", false, "Java: *Tests.java"},
+        {"src/main/java/com/a/ReaderIT.java", false, "Java: *IT.java"},
+        {"src/main/java/com/a/BaseTestCase.java", false, "Java: *TestCase.java"},
+        {"src/main/java/com/a/TestReader.java", false, "Java: Test*.java"},
+        {"src/main/java/com/a/Testable.java", true, "Java: Testable.java is no test"},
+        {"src/main/java/com/a/Contest.java", true, "Java: Contest.java is no test"},
+        {"lib/router/index.js", true, "JavaScript source"},
+        {"lib/router.test.js", false, "JavaScript: *.test.js"},
+        {"src/app.spec.ts", false, "TypeScript: *.spec.ts"},
+        {"src/view.test.tsx", false, "TSX: *.test.tsx"},
+        {"src/__tests__/card.js", false, "JavaScript: under __tests__/"},
+        {"src/__mocks__/fs.js", false, "JavaScript: under __mocks__/"},
+        {"spec/router.js", false, "under spec/"},
+        {"e2e/login.ts", false, "under e2e/"},
+        {"src/types.d.ts", false, "a .d.ts declaration stub"},
+        {"src/inject/dynamic.ts", true, "TypeScript source"},
+        {"src/lib.rs", true, "Rust source"},
+        {"tests/integration.rs", false, "Rust: under tests/"},
+        {"src/walk_tests.rs", false, "*_tests.EXT"},
+        {"src/parse-test.c", false, "*-test.EXT"},
+        {"src/parse_unittest.cc", false, "*_unittest.EXT"},
+        {"docs/build.js", false, "under docs/"},
+        {"documentation/x.go", false, "under documentation/"},
+        {"man/jq.c", false, "under man/"},
+        {"src/main.py", true, "Python with the others"},
+        {"src/test_main.py", false, "Python: test_*.py"},
+        {"README.md", false, "no backend for Markdown"},
+        {"Makefile", false, "no extension"},
+        {".h", false, "a dot file is no extension"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char what[256];
+        snprintf(what, sizeof what, "%s: %s %s", cases[i].why, cases[i].path, cases[i].indexed ? "indexed" : "left out");
+        ok(cn_eval_is_indexed(&many, cases[i].path) == cases[i].indexed, what);
+    }
+    ok(cn_eval_is_test_or_doc("a/tests/b.txt"), "cn_eval_is_test_or_doc: any file under tests/");
+    ok(!cn_eval_is_test_or_doc("a/b.txt"), "cn_eval_is_test_or_doc: not a test");
+    {
+        char *names = cn_eval_langs_names(&many);
+        ok(names && strncmp(names, "python, c, cpp", 14) == 0, "the names, in order, comma-separated");
+        free(names);
+    }
 }
 
 /* ---- the fixture mirror --------------------------------------------------- */
@@ -177,7 +249,7 @@ static void test_commit_one(void)
     cn_eval_tree_stats st;
     char dest[512], *l;
     snprintf(dest, sizeof dest, "%s/%s", root, "out1");
-    int rc = cn_eval_tree_materialize(mirror, c1, dest, &st);
+    int rc = cn_eval_tree_materialize(mirror, c1, &py, dest, &st);
     if (!is_int(rc, 0, "commit one materialises")) diag("%s", cn_error_last()->message);
     l = listing(dest);
     is_str(l, "pkg/__init__.py,pkg/a.py,pkg/sub/b.py,tool.py", "commit one: exactly the indexed regular files");
@@ -191,6 +263,7 @@ static void test_commit_one(void)
     is_int(st.files, 4, "stats: 4 files written");
     is_int(st.bytes, 6 + 0 + 22 + 31, "stats: bytes written");
     is_int(st.skipped, 6, "stats: 6 entries left out by the rule");
+    is_int(st.listed, 10, "stats: the commit has 10 regular files (the symlink and the submodule are none)");
     is_int(st.not_regular, 2, "stats: the symlink and the submodule are not regular files");
     is_int(st.missing, 0, "stats: no blob missing");
     is_int(st.rejected, 0, "stats: no hostile path");
@@ -205,7 +278,7 @@ static void test_commit_two(void)
     cn_eval_tree_stats st;
     char dest[512], *l;
     snprintf(dest, sizeof dest, "%s/%s", root, "cache/deep/out2");
-    int rc = cn_eval_tree_materialize(mirror, c2, dest, &st);
+    int rc = cn_eval_tree_materialize(mirror, c2, &py, dest, &st);
     if (!is_int(rc, 0, "commit two materialises (parents created)")) diag("%s", cn_error_last()->message);
     l = listing(dest);
     is_str(l, "pkg/__init__.py,pkg/a.py,pkg/sub/b.py,tool.py", "commit two: the missing blob is skipped");
@@ -222,13 +295,13 @@ static void test_trailing_slash(void)
     cn_eval_tree_stats st;
     char dest[512], *l;
     snprintf(dest, sizeof dest, "%s/out4/", root);
-    int rc = cn_eval_tree_materialize(mirror, c1, dest, &st);
+    int rc = cn_eval_tree_materialize(mirror, c1, &py, dest, &st);
     if (!is_int(rc, 0, "a destination with a trailing slash materialises")) diag("%s", cn_error_last()->message);
     l = listing(dest);
     is_str(l, "pkg/__init__.py,pkg/a.py,pkg/sub/b.py,tool.py", "... with the files directly in it");
     free(l);
     snprintf(dest, sizeof dest, "%s/out4//", root);
-    rc = cn_eval_tree_materialize(mirror, c1, dest, &st);
+    rc = cn_eval_tree_materialize(mirror, c1, &py, dest, &st);
     ok(rc == 0 && st.reused && st.files == 4, "... and is reused under another spelling");
     snprintf(dest, sizeof dest, "%s/out4", root);
     is_int(cn_eval_tree_remove(dest), 0, "... and removed");
@@ -241,13 +314,13 @@ static void test_reuse(void)
     snprintf(dest, sizeof dest, "%s/%s", root, "out1");
     FILE *f = fopen(path_in(dest, "marker.txt"), "w");
     if (f) fclose(f);
-    int rc = cn_eval_tree_materialize(mirror, c1, dest, &st);
+    int rc = cn_eval_tree_materialize(mirror, c1, &py, dest, &st);
     is_int(rc, 0, "materialising again succeeds");
     ok(st.reused, "stats: reused");
     ok(exists(path_in(dest, "marker.txt")), "the existing directory is left as is");
     is_int(st.files, 4, "reused stats count the indexed files found");
     is_int(st.bytes, 59, "reused stats count their bytes");
-    rc = cn_eval_tree_materialize(mirror, c1, dest, NULL);
+    rc = cn_eval_tree_materialize(mirror, c1, &py, dest, NULL);
     is_int(rc, 0, "stats may be NULL");
 }
 
@@ -257,29 +330,29 @@ static void test_errors(void)
     const char *bogus = "0123456789abcdef0123456789abcdef01234567";
     char dest[512], plain[512];
     snprintf(dest, sizeof dest, "%s/bogus", root);
-    int rc = cn_eval_tree_materialize(mirror, bogus, dest, &st);
+    int rc = cn_eval_tree_materialize(mirror, bogus, &py, dest, &st);
     is_int(rc, CN_ENOTFOUND, "a commit not in the mirror: CN_ENOTFOUND");
     has_str(cn_error_last()->message, bogus, "the message names the commit");
     has_str(cn_error_last()->message, mirror, "the message names the mirror");
     ok(!exists(dest), "nothing is created for a bogus commit");
-    rc = cn_eval_tree_materialize(mirror, "no-such-branch", dest, &st);
+    rc = cn_eval_tree_materialize(mirror, "no-such-branch", &py, dest, &st);
     is_int(rc, CN_ENOTFOUND, "an unknown name: CN_ENOTFOUND");
 
     snprintf(plain, sizeof plain, "%s/plain", root);
     mkdir(plain, 0755);
-    rc = cn_eval_tree_materialize(plain, c1, dest, &st);
+    rc = cn_eval_tree_materialize(plain, c1, &py, dest, &st);
     is_int(rc, CN_EIO, "a directory that is no git repository: CN_EIO");
     has_str(cn_error_last()->message, "not a git directory", "the message says it is not a git directory");
     has_str(cn_error_last()->message, plain, "the message names that directory");
-    rc = cn_eval_tree_materialize(path_in(root, "nowhere"), c1, dest, &st);
+    rc = cn_eval_tree_materialize(path_in(root, "nowhere"), c1, &py, dest, &st);
     is_int(rc, CN_ENOTFOUND, "a mirror that does not exist: CN_ENOTFOUND");
     has_str(cn_error_last()->message, "does not exist", "the message says so");
     ok(!exists(dest), "nothing is created for a bad mirror");
-    rc = cn_eval_tree_materialize(mirror, "--output=/tmp/x", dest, &st);
+    rc = cn_eval_tree_materialize(mirror, "--output=/tmp/x", &py, dest, &st);
     is_int(rc, CN_EINVAL, "an option-like commit is refused");
-    rc = cn_eval_tree_materialize(mirror, "", dest, &st);
+    rc = cn_eval_tree_materialize(mirror, "", &py, dest, &st);
     is_int(rc, CN_EINVAL, "an empty commit is refused");
-    rc = cn_eval_tree_materialize(mirror, c1, path_in(root, "work/README.txt"), &st);
+    rc = cn_eval_tree_materialize(mirror, c1, &py, path_in(root, "work/README.txt"), &st);
     is_int(rc, CN_EINVAL, "a destination that is a file is refused");
     has_str(cn_error_last()->message, "not a directory", "the message says why");
 }
@@ -289,7 +362,7 @@ static void test_hostile(void)
     cn_eval_tree_stats st;
     char dest[512], *l;
     snprintf(dest, sizeof dest, "%s/%s", root, "out3");
-    int rc = cn_eval_tree_materialize(mirror, "evil", dest, &st);
+    int rc = cn_eval_tree_materialize(mirror, "evil", &py, dest, &st);
     if (!is_int(rc, 0, "a tree with hostile paths materialises")) diag("%s", cn_error_last()->message);
     l = listing(dest);
     is_str(l, "ok.py", "only the safe file is written");
@@ -357,6 +430,40 @@ static void test_convert_offline(void)
     json_object_put(r);
 }
 
+/* found_locations: the symbols' ranges in their order, then the
+ * contract's ranges not given yet; whole files and ranges without lines
+ * give none. */
+static void test_convert_locations(void)
+{
+    cn_eval_pred p;
+    json_object *r = parse(
+        "{\"mode\":\"offline\","
+        " \"files\":[{\"path\":\"src/a.c\"}],"
+        " \"symbols\":[{\"symbol\":\"src/a.c:parse\",\"path\":\"src/a.c\",\"start_line\":10,\"end_line\":42},"
+        "              {\"symbol\":\"src/b.go:Server.Serve\",\"path\":\"src/b.go\",\"start_line\":7,\"end_line\":7},"
+        "              {\"symbol\":\"src/b.go:Server.Stop\",\"path\":\"src/b.go\",\"start_line\":9,\"end_line\":3},"
+        "              {\"symbol\":\"src/c.rs:f\",\"path\":\"src/c.rs\"},"
+        "              {\"symbol\":\"src/a.c:parse\",\"path\":\"src/a.c\",\"start_line\":10,\"end_line\":42}],"
+        " \"contract\":{\"files\":[],\"symbols\":[],"
+        "   \"locations\":[{\"path\":\"src/a.c\",\"start_line\":10,\"end_line\":42},"
+        "                  {\"path\":\"src/d.js\",\"start_line\":5,\"end_line\":8},"
+        "                  {\"path\":\"src/e.java\",\"start_line\":null,\"end_line\":null}]}}");
+    int rc = cn_eval_pred_from_result("repo__x-6", r, &p);
+    is_int(rc, 0, "a result with ranges converts");
+    is_list(&p.locations, "src/a.c:10-42,src/b.go:7-7,src/b.go:9-9,src/d.js:5-8",
+            "locations: symbols' ranges in order (an end before the start is the start), then the contract's new ones");
+    is_list(&p.found[CN_EVAL_FUNCTION], "src/a.c:parse,src/b.go:Server.Serve,src/b.go:Server.Stop,src/c.rs:f",
+            "entities beside them, in the same order");
+    {
+        json_object *row = cn_eval_pred_json(&p), *v = NULL;
+        ok(row && json_object_object_get_ex(row, "found_locations", &v) && json_object_array_length(v) == 4,
+           "the row carries found_locations");
+        json_object_put(row);
+    }
+    cn_eval_pred_free(&p);
+    json_object_put(r);
+}
+
 static void test_convert_agent(void)
 {
     cn_eval_pred p;
@@ -407,9 +514,26 @@ int main(void)
         printf("1..0 # SKIP git is not on PATH\n");
         return 0;
     }
+    {
+        static const char *const py_ext[] = {".py", ".pyi"}, *const c_ext[] = {".c", ".h"},
+                                 *const cpp_ext[] = {".cc", ".cpp", ".hpp"}, *const go_ext[] = {".go"},
+                                 *const java_ext[] = {".java"}, *const js_ext[] = {".js", ".mjs", ".jsx"},
+                                 *const ts_ext[] = {".ts", ".tsx"}, *const rs_ext[] = {".rs"};
+        cn_eval_langs_add(&py, "python", py_ext, 2);
+        cn_eval_langs_add(&many, "python", py_ext, 2);
+        cn_eval_langs_add(&many, "c", c_ext, 2);
+        cn_eval_langs_add(&many, "cpp", cpp_ext, 3);
+        cn_eval_langs_add(&many, "go", go_ext, 1);
+        cn_eval_langs_add(&many, "java", java_ext, 1);
+        cn_eval_langs_add(&many, "javascript", js_ext, 3);
+        cn_eval_langs_add(&many, "typescript", ts_ext, 2);
+        cn_eval_langs_add(&many, "rust", rs_ext, 1);
+    }
     test_rule();
+    test_rule_languages();
     test_convert_offline();
     test_convert_agent();
+    test_convert_locations();
     test_convert_empty();
 
     snprintf(root, sizeof root, "%s/cn_eval_tree.XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -430,5 +554,7 @@ int main(void)
     test_remove();
     is_int(cn_eval_tree_remove(root), 0, "the fixture is removed");
     ok(!exists(root), "... entirely");
+    cn_eval_langs_free(&py);
+    cn_eval_langs_free(&many);
     return tap_done();
 }
