@@ -17,6 +17,7 @@
 #include "../plugin/cn_host.h"
 #include "../util/cn_beneath.h"
 #include "../util/cn_utf8.h"
+#include "cn_header_lang.h"
 
 const char *const cn_walk_default_excludes[] = {
     ".git", ".hg", ".svn", "node_modules", "__pycache__", ".tox", ".nox", ".venv", "venv",
@@ -31,6 +32,8 @@ typedef struct walk {
     cn_walk_stats *stats;
     cn_walk_file *files;
     size_t n, cap;
+    const cn_lang_entry *c, *cpp; /* cpp: NULL when `.h` is always C */
+    size_t c_sources, cpp_sources; /* by extension, selected or not */
 } walk;
 
 static bool name_excluded(const walk *w, const char *name, const char *relpath)
@@ -170,6 +173,7 @@ static int consider(walk *w, const char *rel, int dfd, const char *name, bool di
     const cn_lang_entry *lang;
     const char *base = strrchr(rel, '/');
     uint64_t max = w->opts->max_file_bytes ? w->opts->max_file_bytes : CN_WALK_DEFAULT_MAX;
+    bool c_header;
 
     w->stats->listed++;
     /* such a name could forge lines of the contract or drive the terminal
@@ -191,7 +195,15 @@ static int consider(walk *w, const char *rel, int dfd, const char *name, bool di
     lang = cn_langs_by_path(w->opts->langs, rel);
     base = base ? base + 1 : rel;
     if (lang == NULL && strchr(base, '.') == NULL) lang = sniff(w, dfd, name);
-    if (lang == NULL || !language_selected(w, lang)) {
+    {
+        const char *dot = strrchr(base, '.');
+        bool header = dot != NULL && strcmp(dot, ".h") == 0;
+        c_header = w->cpp != NULL && lang != NULL && lang == w->c && header;
+        if (lang != NULL && lang == w->c && !header) w->c_sources++;
+        if (lang != NULL && lang == w->cpp) w->cpp_sources++;
+    }
+    /* a `.h` may turn out C++: settled once every file is listed */
+    if (lang == NULL || (!language_selected(w, lang) && !(c_header && language_selected(w, w->cpp)))) {
         w->stats->no_language++;
         return 0;
     }
@@ -214,6 +226,7 @@ static int consider(walk *w, const char *rel, int dfd, const char *name, bool di
                                            (uint64_t)st.st_ctim.tv_sec * 1000000000u + (uint64_t)st.st_ctim.tv_nsec,
                                            (uint64_t)st.st_ino, (uint64_t)st.st_dev};
     w->files[w->n].is_test = cn_walk_is_test_path(rel);
+    w->files[w->n].c_header = c_header;
     w->n++;
     w->stats->selected++;
     return 0;
@@ -304,6 +317,61 @@ static int walk_dir(walk *w, const char *rel, int depth)
     return rc;
 }
 
+/* Whether the `.h` at rel reads as C++: its first CN_HEADER_SNIFF_BYTES,
+ * read beneath the root (unreadable: C, as the extension says). */
+static bool header_is_cpp(const walk *w, const char *rel, char *buf)
+{
+    size_t got = 0;
+    int fd = cn_open_beneath(w->rootfd, rel, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        cn_error_clear();
+        return false;
+    }
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        while (got < CN_HEADER_SNIFF_BYTES) {
+            ssize_t k = read(fd, buf + got, CN_HEADER_SNIFF_BYTES - got);
+            if (k < 0 && errno == EINTR) continue;
+            if (k <= 0) break;
+            got += (size_t)k;
+        }
+    }
+    close(fd);
+    return cn_header_looks_cpp(buf, got);
+}
+
+/* Settles each `.h` as C or C++ (cn_header_lang.h); a header whose
+ * language is not selected leaves the listing. */
+static int choose_header_langs(walk *w)
+{
+    size_t out = 0;
+    char *buf = NULL;
+    if (w->cpp != NULL && (w->c_sources > 0) == (w->cpp_sources > 0)) {
+        buf = malloc(CN_HEADER_SNIFF_BYTES);
+        if (buf == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < w->n; i++) {
+        cn_walk_file *f = &w->files[i];
+        if (f->c_header) {
+            bool cpp;
+            if (w->cpp_sources > 0 && w->c_sources == 0) cpp = true;
+            else if (w->c_sources > 0 && w->cpp_sources == 0) cpp = false;
+            else cpp = buf != NULL && header_is_cpp(w, f->path, buf);
+            f->lang = cpp ? w->cpp : w->c;
+            if (!language_selected(w, f->lang)) {
+                free(f->path);
+                w->stats->selected--;
+                w->stats->no_language++;
+                continue;
+            }
+        }
+        w->files[out++] = *f;
+    }
+    w->n = out;
+    free(buf);
+    return 0;
+}
+
 static int file_cmp(const void *a, const void *b)
 {
     return strcmp(((const cn_walk_file *)a)->path, ((const cn_walk_file *)b)->path);
@@ -325,6 +393,10 @@ int cn_walk(const char *root, const cn_walk_opts *opts, cn_walk_file **files, si
     w.root = root;
     w.opts = opts;
     w.stats = stats;
+    w.c = cn_langs_find(opts->langs, "c");
+    w.cpp = cn_langs_find(opts->langs, "cpp");
+    /* only a C++ backend that can load takes headers */
+    if (w.c == NULL || w.cpp == NULL || w.cpp->reason != NULL) w.cpp = NULL;
     if ((w.rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
         return cn_error_set(CN_EIO, "%s: cannot read: %s", root, strerror(errno));
     if (!opts->no_git) {
@@ -338,8 +410,10 @@ int cn_walk(const char *root, const cn_walk_opts *opts, cn_walk_file **files, si
         w.files = NULL;
         w.n = w.cap = 0;
         memset(stats, 0, sizeof *stats);
+        w.c_sources = w.cpp_sources = 0;
         rc = walk_dir(&w, "", 0);
     }
+    if (rc == 0) rc = choose_header_langs(&w);
     close(w.rootfd);
     if (rc < 0) {
         cn_walk_free(w.files, w.n);

@@ -1,7 +1,7 @@
 /* Listing the files of a repository to index: git-aware in a git checkout
  * (tracked plus untracked-not-ignored files), a plain directory walk
  * elsewhere; default and user exclusions; language by extension or
- * shebang; test files classified. */
+ * shebang (a `.h` as C or C++: cn_header_lang.h); test files classified. */
 #ifndef CN_WALK_H
 #define CN_WALK_H
 
@@ -18,6 +18,7 @@ typedef struct cn_walk_file {
     uint64_t size;
     cn_file_stamp stamp;
     bool is_test;
+    bool c_header;           /* a `.h`, C or C++ (cn_header_lang.h) */
 } cn_walk_file;
 
 typedef struct cn_walk_stats {

@@ -27,6 +27,7 @@
 
 #include <codenib/lang.h>
 
+#include "cn_pp_split.h"
 #include "cn_ts_arena.h"
 #include "cn_ts_guard.h"
 
@@ -1390,6 +1391,13 @@ static int c_parse(cn_lang_parser *self, const char *path, const char *src, size
     safe = cn_ts_blank_deep_nesting(src, len, CN_TS_BLANK_BRACKETS | CN_TS_BLANK_DIRECTIVES, MAX_NESTING,
                                     &failed);
     if (failed) {
+        if (p->host && p->host->error_set)
+            return p->host->error_set(err, CN_ENOMEM, "lang-c: out of memory");
+        return CN_ENOMEM;
+    }
+    /* a header split by #if branches: one header, so one definition */
+    if (!cn_pp_join_split_headers(safe ? safe : src, len, &safe)) {
+        free(safe);
         if (p->host && p->host->error_set)
             return p->host->error_set(err, CN_ENOMEM, "lang-c: out of memory");
         return CN_ENOMEM;

@@ -20,6 +20,23 @@
  *             named separators
  *   R_FUNCVAL a function value: `const f = () => ...` defines f
  *
+ * JavaScript (and TypeScript) define functions by assignment as much as
+ * by declaration, and name them by where they are stored:
+ *
+ *   res.send = function send(body) {...}    method  res.send
+ *   Foo.prototype.bar = function () {...}   method  Foo.bar
+ *   exports.x = () => {...}                 function x
+ *   module.exports = function name() {...}  function name
+ *   const api = { get: () => {}, run() {} } methods api.get, api.run
+ *
+ * A prototype method is qualified like the method of a class (Foo.bar),
+ * so that the two ways of writing a class give the same names;
+ * `module.exports.` and `exports.` are how a module exports, not part of
+ * the name (`exports.x` is the module's x); `this.x = function` in a
+ * constructor is a method of the constructor (Foo.x).  An object literal
+ * stored in a name (a variable, a property, a key) qualifies the
+ * functions it holds by that name, without a node of its own.
+ *
  * The syntax tree is walked iteratively with a TSTreeCursor (never by
  * recursion), so deep nesting cannot exhaust the stack; brackets nested
  * deeper than CN_TS_MAX_NESTING are blanked out before parsing and the
@@ -40,6 +57,9 @@
 
 #include "cn_ts_arena.h"
 #include "cn_ts_guard.h"
+#if defined(CN_LANG_CPP)
+#include "cn_pp_split.h"
+#endif
 
 /* ------------------------------------------------------------------ */
 /* Tables                                                              */
@@ -69,8 +89,14 @@ enum {
     NM_VAR_FUNC,  /* field "name" or "property", with a function "value" */
     NM_GO_METHOD, /* field "name", qualified by the receiver's type */
     NM_GO_TYPE,   /* type_spec of a struct or interface type */
-    NM_RUST_IMPL  /* the implemented type */
+    NM_RUST_IMPL, /* the implemented type */
+    NM_JS_ASSIGN, /* `left = <function or object>` (see the top) */
+    NM_JS_PAIR    /* `key: <function or object>` in an object literal */
 };
+
+/* def_resolve's kind for a name that qualifies what a definition holds
+ * but is no node itself (an object literal stored in a name). */
+#define KIND_PREFIX 255
 
 /* R_CALL: where the callee is */
 enum {
@@ -167,6 +193,8 @@ static const rule lang_rules[] = {
     DEF("method_definition", CN_NODE_FUNCTION, NM_NAME),
     DEF("variable_declarator", CN_NODE_FUNCTION, NM_VAR_FUNC),
     DEF("field_definition", CN_NODE_FUNCTION, NM_VAR_FUNC),
+    DEF("assignment_expression", CN_NODE_FUNCTION, NM_JS_ASSIGN),
+    DEF("pair", CN_NODE_FUNCTION, NM_JS_PAIR),
     ROLE("arrow_function", R_FUNCVAL),
     ROLE("function_expression", R_FUNCVAL),
     ROLE("generator_function", R_FUNCVAL),
@@ -355,7 +383,7 @@ typedef struct gen_state {
     uint32_t sym_count;
     TSFieldId *rule_bases; /* per rule */
     TSFieldId f_name, f_body, f_declarator, f_value, f_property, f_function, f_constructor, f_object,
-        f_type, f_field, f_macro, f_path, f_source, f_alias, f_list, f_argument, f_receiver;
+        f_type, f_field, f_macro, f_path, f_source, f_alias, f_list, f_argument, f_receiver, f_left, f_right, f_key;
 
     /* per parse */
     const char *src;
@@ -731,10 +759,93 @@ static int cpp_function_name(gen_state *st, TSNode def)
     return name_text(st, d, &st->name);
 }
 
+static int string_contents(gen_state *st, TSNode s, sbuf *out);
+
 static bool is_function_value(const gen_state *st, TSNode v)
 {
     while (type_is(v, "parenthesized_expression")) v = ts_node_named_child(v, 0);
     return !ts_node_is_null(v) && role_of(st, v) == R_FUNCVAL;
+}
+
+/* What a JS value stored in a name defines: a function (CN_NODE_FUNCTION),
+ * names for what it holds (KIND_PREFIX: an object literal), or nothing
+ * (-1). */
+static int js_value_kind(const gen_state *st, TSNode v)
+{
+    while (type_is(v, "parenthesized_expression")) v = ts_node_named_child(v, 0);
+    if (ts_node_is_null(v)) return -1;
+    if (role_of(st, v) == R_FUNCVAL) return CN_NODE_FUNCTION;
+    if (type_is(v, "object")) return KIND_PREFIX;
+    return -1;
+}
+
+/* Whether s[0, n) starts with the component `word` ("a" in "a" or "a.b"). */
+static size_t leading_component(const char *s, size_t n, const char *word)
+{
+    size_t w = strlen(word);
+    if (n < w || memcmp(s, word, w) != 0) return 0;
+    if (n == w) return w;
+    return s[w] == '.' ? w + 1 : 0;
+}
+
+/* `left = value` (see the top of the file): st->seg gets the name the
+ * left side stores into, with module.exports/exports/this and every
+ * `prototype` taken out, st->name its last component.  Returns 1, 0 (no
+ * definition) or < 0. */
+static int js_assign_name(gen_state *st, TSNode n, int *kind)
+{
+    TSNode left = child_field(n, st->f_left), value = child_field(n, st->f_right);
+    int vk = js_value_kind(st, value), rc;
+    sbuf *b = &st->tmp;
+    size_t skip;
+
+    if (vk < 0) return 0;
+    sb_trunc(b, 0);
+    rc = chain_text(st, left, b);
+    if (rc <= 0) return rc;
+    skip = leading_component(b->p, b->len, "module");
+    if (skip > 0 && leading_component(b->p + skip, b->len - skip, "exports") > 0)
+        skip += leading_component(b->p + skip, b->len - skip, "exports");
+    else
+        skip = leading_component(b->p, b->len, "exports");
+    if (skip == 0) skip = leading_component(b->p, b->len, "this");
+    /* the components left, without `prototype` */
+    for (size_t i = skip; i < b->len;) {
+        const char *dot = memchr(b->p + i, '.', b->len - i);
+        size_t e = dot ? (size_t)(dot - b->p) : b->len;
+        if (!(e - i == 9 && memcmp(b->p + i, "prototype", 9) == 0) && e > i) {
+            if (st->seg.len > 0 && !sb_puts(&st->seg, ".")) return oom(st);
+            if (!sb_put(&st->seg, b->p + i, e - i)) return oom(st);
+        }
+        i = e + 1;
+    }
+    if (st->seg.len == 0) {
+        /* module.exports = function name() {}: the function's own name */
+        while (type_is(value, "parenthesized_expression")) value = ts_node_named_child(value, 0);
+        if (vk != CN_NODE_FUNCTION) return 0;
+        rc = name_text(st, child_field(value, st->f_name), &st->seg);
+        if (rc <= 0) return rc;
+    }
+    const char *last = strrchr(st->seg.p, '.');
+    last = last ? last + 1 : st->seg.p;
+    if (!sb_puts(&st->name, last)) return oom(st);
+    /* stored in a property of an object: a method of that object */
+    *kind = vk == KIND_PREFIX ? KIND_PREFIX : strchr(st->seg.p, '.') ? CN_NODE_METHOD : CN_NODE_FUNCTION;
+    return 1;
+}
+
+/* `key: value` in an object literal: the key's name. */
+static int js_pair_name(gen_state *st, TSNode n, int *kind)
+{
+    TSNode key = child_field(n, st->f_key);
+    int vk = js_value_kind(st, child_field(n, st->f_value)), rc;
+    if (vk < 0 || !usable(key)) return 0;
+    if (role_of(st, key) == R_LEAF || type_is(key, "number")) rc = name_text(st, key, &st->name);
+    else if (type_is(key, "string")) rc = string_contents(st, key, &st->name);
+    else return 0; /* [computed]: no name known before it runs */
+    if (rc <= 0) return rc;
+    *kind = vk;
+    return 1;
 }
 
 /* The receiver type's name of a Go method ("Server" in (s *Server)). */
@@ -802,10 +913,19 @@ static int def_resolve(gen_state *st, TSNode n, const rule *ru, int *kind)
         TSNode nm = child_field(n, st->f_name);
         if (ts_node_is_null(nm)) nm = child_field(n, st->f_property);
         if (ts_node_is_null(nm) || role_of(st, nm) != R_LEAF) return 0;
-        if (!is_function_value(st, child_field(n, st->f_value))) return 0;
+        if (!is_function_value(st, child_field(n, st->f_value))) {
+            /* `const api = { ... }` names the functions it holds */
+            if (js_value_kind(st, child_field(n, st->f_value)) != KIND_PREFIX) return 0;
+            *kind = KIND_PREFIX;
+        }
         rc = name_text(st, nm, &st->name);
         break;
     }
+    case NM_JS_ASSIGN:
+        return js_assign_name(st, n, kind);
+    case NM_JS_PAIR:
+        rc = js_pair_name(st, n, kind);
+        break;
     case NM_GO_METHOD:
         rc = name_text(st, child_field(n, st->f_name), &st->name);
         if (rc <= 0) return rc;
@@ -873,8 +993,8 @@ static int open_definition(gen_state *st, TSNode n, const rule *ru, uint32_t dep
     if (kind == CN_NODE_FUNCTION || kind == CN_NODE_METHOD) {
         if (kind == CN_NODE_FUNCTION && top != NULL && top->is_class) kind = CN_NODE_METHOD;
         flags = function_flags(n);
-        if (ru->how == NM_VAR_FUNC) {
-            TSNode v = child_field(n, st->f_value);
+        if (ru->how == NM_VAR_FUNC || ru->how == NM_JS_ASSIGN || ru->how == NM_JS_PAIR) {
+            TSNode v = child_field(n, ru->how == NM_JS_ASSIGN ? st->f_right : st->f_value);
             if (!ts_node_is_null(v)) flags |= function_flags(v) & CN_NODE_F_ASYNC;
         }
     }
@@ -883,11 +1003,13 @@ static int open_definition(gen_state *st, TSNode n, const rule *ru, uint32_t dep
         sb_trunc(&st->path, saved);
         return oom(st);
     }
-    int32_t index = -1;
-    rc = emit_node(st, kind, st->name.p, start_line, end_line_of(n), flags, &index);
-    if (rc < 0) {
-        sb_trunc(&st->path, saved);
-        return rc;
+    int32_t index = current_from(st);
+    if (kind != KIND_PREFIX) {
+        rc = emit_node(st, kind, st->name.p, start_line, end_line_of(n), flags, &index);
+        if (rc < 0) {
+            sb_trunc(&st->path, saved);
+            return rc;
+        }
     }
     if (!grow((void **)&st->ctx, &st->capctx, st->nctx + 1, sizeof *st->ctx)) {
         sb_trunc(&st->path, saved);
@@ -896,7 +1018,8 @@ static int open_definition(gen_state *st, TSNode n, const rule *ru, uint32_t dep
     context *cx = &st->ctx[st->nctx++];
     cx->depth = depth;
     cx->index = index;
-    cx->is_class = is_class_kind(kind);
+    /* the functions an object literal holds are its methods */
+    cx->is_class = is_class_kind(kind) || kind == KIND_PREFIX;
     cx->path_len = saved;
     return 1;
 }
@@ -1418,6 +1541,13 @@ static int gen_parse(cn_lang_parser *self, const char *path, const char *src, si
     if (src == NULL) src = "";
     safe = cn_ts_blank_deep_nesting(src, len, LANG_BLANK, CN_TS_MAX_NESTING, &failed);
     if (failed) return oom(st);
+#if defined(CN_LANG_CPP)
+    /* a header split by #if branches: one header, so one definition */
+    if (!cn_pp_join_split_headers(safe ? safe : src, len, &safe)) {
+        free(safe);
+        return oom(st);
+    }
+#endif
     st->src = safe ? safe : src;
     st->len = len;
     st->sink = sink;
@@ -1532,6 +1662,9 @@ static int gen_create(const cn_host *host, cn_lang_parser **out, cn_error *err)
     st->f_list = field(lang, "list");
     st->f_argument = field(lang, "argument");
     st->f_receiver = field(lang, "receiver");
+    st->f_left = field(lang, "left");
+    st->f_right = field(lang, "right");
+    st->f_key = field(lang, "key");
     st->ts = ts_parser_new();
     if (st->ts == NULL) goto nomem;
     if (!ts_parser_set_language(st->ts, lang)) {
