@@ -74,7 +74,7 @@ static const struct {
     {"expand", CN_PL_SIG_EXPAND},         {"seed-bonus", CN_PL_SIG_SEED_BONUS},
     {"paths", CN_PL_SIG_PATHS},           {"file-weight", CN_PL_SIG_FILE_WEIGHT},
     {"short-seeds", CN_PL_SIG_SHORT_SEEDS}, {"aside", CN_PL_SIG_ASIDE},
-    {"file-bm25", CN_PL_SIG_FILE_BM25},
+    {"file-bm25", CN_PL_SIG_FILE_BM25},     {"generated", CN_PL_SIG_GENERATED},
 };
 
 int cn_planner_signals_parse(const char *list, unsigned *mask)
@@ -592,10 +592,12 @@ static int build_contract(const run *r, cn_plan *p)
     p->files = cn_pl_rank_files(&r->pool, order ? order : (size_t[]){0}, &r->paths, on(r, CN_PL_SIG_ASIDE));
     p->symbols = json_object_new_array();
     if (order == NULL || p->files == NULL || p->symbols == NULL) rc = CN_ENOMEM;
-    if (rc == 0 && on(r, CN_PL_SIG_FILE_BM25) && r->reg->index != NULL) {
+    if (rc == 0 && r->reg->index != NULL) {
         cn_strv whole = CN_STRV_INIT;
-        rc = cn_pl_file_bm25(r->reg->index, r->question, WHOLE_FILES, &whole);
-        if (rc == 0) rc = cn_pl_fuse_files(p->files, &whole);
+        if (on(r, CN_PL_SIG_FILE_BM25)) rc = cn_pl_file_bm25(r->reg->index, r->question, WHOLE_FILES, &whole);
+        if (rc == 0)
+            rc = cn_pl_fuse_files(p->files, &whole, on(r, CN_PL_SIG_GENERATED) ? r->reg->index->repo_root : NULL,
+                                  &r->paths);
         cn_strv_free(&whole);
     }
     for (size_t i = 0; rc == 0 && i < json_object_array_length(p->files) && p->contract.files.len < r->o.max_files;

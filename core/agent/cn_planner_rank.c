@@ -354,12 +354,12 @@ static json_object *file_json(const file_acc *f, double score, int mentioned, in
     return o;
 }
 
-/* Whether a path lies in a tree of documentation, examples or benchmarks
- * (at any depth): code that shows or measures the project, seldom the
- * place a change to it belongs. */
+/* Whether a path lies in a tree of documentation, examples, benchmarks or
+ * maintainer scripts (at any depth): code that shows, measures or tends
+ * the project, seldom the place a change to it belongs. */
 int cn_pl_path_is_aside(const char *path)
 {
-    static const char *const dirs[] = {"doc", "docs", "example", "examples", "benchmarks", "asv_bench", "bench"};
+    static const char *const dirs[] = {"doc", "docs", "example", "examples", "benchmarks", "asv_bench", "bench", "scripts"};
     for (const char *p = path; p != NULL && *p; p = strchr(p, '/') ? strchr(p, '/') + 1 : NULL) {
         size_t n = strcspn(p, "/");
         if (p[n] != '/') break;   /* the file name itself */
