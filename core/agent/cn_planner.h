@@ -13,7 +13,8 @@
  *   -> graph expansion around the top hits (find_callers, find_callees and
  *      lsp_route's neighbours) with a decayed score
  *   -> rerank: fused score + seed matches in the node's name, and a file's
- *      score from its best nodes
+ *      score from its best nodes, fused by rank with BM25 over each whole
+ *      file; files whose first lines say they were generated kept behind
  *   -> the contract (Files / Symbols / Locations) and cited evidence.
  *
  * Files are the best-scoring files that hold a ranked node (or that the
