@@ -1,5 +1,6 @@
 /* C or C++ for a `.h` header: the content test (see cn_header_lang.h). */
 #include "cn_header_lang.h"
+#include "../../plugins/common/cn_c_skip.h"
 
 #include <string.h>
 
@@ -117,6 +118,7 @@ bool cn_header_looks_cpp(const char *src, size_t len)
     memset(&x, 0, sizeof x);
     for (size_t i = 0; i < len;) {
         char c = src[i];
+        size_t skip;
         if (line_start) {
             size_t k = i;
             while (k < len && (src[k] == ' ' || src[k] == '\t')) k++;
@@ -133,16 +135,8 @@ bool cn_header_looks_cpp(const char *src, size_t len)
         if (c == '\n') {
             line_start = true;
             i++;
-        } else if (c == '/' && i + 1 < len && src[i + 1] == '/') {
-            while (i < len && src[i] != '\n') i++;
-        } else if (c == '/' && i + 1 < len && src[i + 1] == '*') {
-            size_t k = i + 2;
-            while (k + 1 < len && !(src[k] == '*' && src[k + 1] == '/')) k++;
-            i = k + 1 < len ? k + 2 : len;
-        } else if (c == '"' || c == '\'') {
-            size_t k = i + 1;
-            while (k < len && src[k] != c && src[k] != '\n') k += src[k] == '\\' ? 2 : 1;
-            i = k < len ? k + 1 : len;
+        } else if ((skip = cn_c_skip_comment_or_string(src, len, i)) != i) {
+            i = skip;
         } else if (ident_char(c) && !(c >= '0' && c <= '9')) {
             size_t e = i;
             while (e < len && ident_char(src[e])) e++;

@@ -3,6 +3,7 @@
  * of groups; what a group would blank is kept as spans until its #endif
  * says whether it is a split. */
 #include "cn_pp_split.h"
+#include "cn_c_skip.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -156,6 +157,7 @@ bool cn_pp_join_split_headers(const char *src, size_t len, char **copy)
     if (len == 0 || memchr(src, '#', len) == NULL) return true;
     for (size_t i = 0; i < len && ok;) {
         char c = src[i];
+        size_t skip;
         if (line_start) {
             size_t k = i;
             while (k < len && (src[k] == ' ' || src[k] == '\t')) k++;
@@ -170,16 +172,8 @@ bool cn_pp_join_split_headers(const char *src, size_t len, char **copy)
         if (c == '\n') {
             line_start = true;
             i++;
-        } else if (c == '/' && i + 1 < len && src[i + 1] == '/') {
-            while (i < len && src[i] != '\n') i++;
-        } else if (c == '/' && i + 1 < len && src[i + 1] == '*') {
-            size_t k = i + 2;
-            while (k + 1 < len && !(src[k] == '*' && src[k + 1] == '/')) k++;
-            i = k + 1 < len ? k + 2 : len;
-        } else if (c == '"' || c == '\'') {
-            size_t k = i + 1;
-            while (k < len && src[k] != c && src[k] != '\n') k += src[k] == '\\' ? 2 : 1;
-            i = k < len ? k + 1 : len;
+        } else if ((skip = cn_c_skip_comment_or_string(src, len, i)) != i) {
+            i = skip;
         } else {
             if (c == '{') {
                 x.depth++;
