@@ -171,7 +171,9 @@ int cn_pl_file_bm25(const struct cn_index *idx, const char *question, size_t top
  * first lines say they were generated (cn_pl_file_is_generated) unless
  * `named` (the paths the question names; may be NULL) has them.  Each
  * file's "score" becomes the fused score and its "why" says what moved
- * it.  Files `whole` has but `files` has not are not added: a file enters
+ * it (without a whole-file ranking the node-based score is kept, halved
+ * for a generated file; with neither, nothing changes).  Files `whole`
+ * has but `files` has not are not added: a file enters
  * the answer through a node.  CN_ENOMEM. */
 int cn_pl_fuse_files(json_object *files, const cn_strv *whole, const char *repo_root, const cn_strv *named);
 /* Whether the file `path` beneath the directory rootfd says in its first

@@ -162,7 +162,7 @@ int cn_pl_fuse_files(json_object *files, const cn_strv *whole, const char *repo_
     fused *f;
     json_object *tmp;
 
-    if (n == 0) return 0;
+    if (n == 0 || ((whole == NULL || whole->len == 0) && repo_root == NULL)) return 0;   /* nothing to move */
     if ((f = calloc(n, sizeof *f)) == NULL || (tmp = json_object_new_array()) == NULL) {
         free(f);
         return cn_error_set(CN_ENOMEM, "planner: out of memory (file fusion)");
@@ -173,8 +173,14 @@ int cn_pl_fuse_files(json_object *files, const cn_strv *whole, const char *repo_
         const char *p;
         f[i].file = json_object_get(json_object_array_get_idx(files, i));
         f[i].rank = i;
-        f[i].score = 1.0 / (FUSE_K + (double)i + 1.0);
         json_object_object_get_ex(f[i].file, "path", &path);
+        if (whole != NULL && whole->len > 0) {
+            f[i].score = 1.0 / (FUSE_K + (double)i + 1.0);
+        } else {   /* no whole-file ranking: the node-based score stands */
+            json_object *v = NULL;
+            json_object_object_get_ex(f[i].file, "score", &v);
+            f[i].score = json_object_get_double(v);
+        }
         p = json_object_get_string(path);
         for (size_t j = 0; p != NULL && whole != NULL && j < whole->len; j++) {
             char buf[64];
@@ -189,7 +195,7 @@ int cn_pl_fuse_files(json_object *files, const cn_strv *whole, const char *repo_
             f[i].score *= GENERATED_SHARE;
             add_why(f[i].file, "says it was generated");
         }
-        /* the score the symbols are weighed by (cn_planner.c) is now the fused one */
+        /* the score the symbols are weighed by (cn_planner.c) is now this one */
         json_object_object_add(f[i].file, "score", json_object_new_double(f[i].score));
     }
     if (rootfd >= 0) close(rootfd);
