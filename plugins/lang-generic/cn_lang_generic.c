@@ -27,6 +27,7 @@
  *   Foo.prototype.bar = function () {...}   method  Foo.bar
  *   exports.x = () => {...}                 function x
  *   module.exports = function name() {...}  function name
+ *   module.exports = (req, res) => {...}    function module.exports
  *   const api = { get: () => {}, run() {} } methods api.get, api.run
  *
  * A prototype method is qualified like the method of a class (Foo.bar),
@@ -824,7 +825,17 @@ static int js_assign_name(gen_state *st, TSNode n, int *kind)
         while (type_is(value, "parenthesized_expression")) value = ts_node_named_child(value, 0);
         if (vk != CN_NODE_FUNCTION) return 0;
         rc = name_text(st, child_field(value, st->f_name), &st->seg);
-        if (rc <= 0) return rc;
+        if (rc < 0) return rc;
+        if (rc == 0) {
+            /* module.exports = (req, res) => {...}: a module that is one
+             * function (a route handler, a plugin); it has no name but
+             * where it is stored, so that is its name */
+            sb_trunc(&st->seg, 0);
+            if (skip == 0 || !sb_puts(&st->seg, "module.exports")) return skip == 0 ? 0 : oom(st);
+            if (!sb_puts(&st->name, "module.exports")) return oom(st);
+            *kind = CN_NODE_FUNCTION;
+            return 1;
+        }
     }
     const char *last = strrchr(st->seg.p, '.');
     last = last ? last + 1 : st->seg.p;

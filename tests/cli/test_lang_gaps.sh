@@ -35,6 +35,15 @@ res.jsonp = (obj) => {
 
 module.exports = res;
 JS
+  mkdir -p "$r/api"
+  # a module that is one anonymous function (a route handler)
+  cat >"$r/api/index.js" <<'JS'
+const res = require("../lib/response");
+
+module.exports = async (req, reply) => {
+  return res.json(req.query);
+};
+JS
   cn_t 120 compile "$r" --cache-dir "$TMPBASE/cjs" --json
   check "[js] compile exits 0" rc_is 0
   cn_t 60 run find_callers --repo "$r" --cache-dir "$TMPBASE/cjs" --args '{"symbol": "res.send"}'
@@ -44,6 +53,9 @@ JS
   check "[js] res.jsonp = (obj) => ... is a method, and the call in it is its own" \
     out_has '"type":"method","file":"lib/response.js","start_line":12,'
   check "[js] ... (the call to res.send on line 13)" out_has '"line":13,'
+  cn_t 60 run find_callees --repo "$r" --cache-dir "$TMPBASE/cjs" --args '{"symbol": "api/index.js:module.exports"}'
+  check "[js] module.exports = async (req, reply) => ... is the function module.exports, lines 3-5" \
+    out_has '"node_name":"api/index.js:module.exports","type":"function","file":"api/index.js","start_line":3,'
 fi
 
 if has c; then
