@@ -48,6 +48,15 @@
 #define FILE_POWER 2.0
 /* The whole-file ranking fused into the files' (cn_planner_files.c). */
 #define WHOLE_FILES 50
+/* The in-file function ranking (cn_planner_infile.c): how many of the
+ * answer files' functions it ranks, how many of the pool's best symbols
+ * keep their places, its weight against the pool's ranking and the K of
+ * their reciprocal rank fusion.  From the multilingual development set,
+ * chosen the same in most leave-one-repository-out folds (bench/README.md). */
+#define INFILE_TOP 60
+#define INFILE_KEEP 5
+#define W_INFILE 1.0
+#define INFILE_K 10.0
 /* Seeds shorter than this ("x", "df") name no one symbol. */
 #define MIN_SEED_LEN 3
 
@@ -75,6 +84,7 @@ static const struct {
     {"paths", CN_PL_SIG_PATHS},           {"file-weight", CN_PL_SIG_FILE_WEIGHT},
     {"short-seeds", CN_PL_SIG_SHORT_SEEDS}, {"aside", CN_PL_SIG_ASIDE},
     {"file-bm25", CN_PL_SIG_FILE_BM25},     {"generated", CN_PL_SIG_GENERATED},
+    {"infile", CN_PL_SIG_INFILE},
 };
 
 int cn_planner_signals_parse(const char *list, unsigned *mask)
@@ -485,22 +495,32 @@ static json_object *why_json(const cn_strv *why)
     return cn_json_strv(why);
 }
 
-static int add_symbol(cn_plan *p, const cn_pl_node *n, const folded *f, cn_buf *evidence)
+static int add_symbol(cn_plan *p, const cn_pl_node *n, const folded *f, size_t infile_rank, cn_buf *evidence)
 {
-    json_object *o = json_object_new_object();
+    json_object *o = json_object_new_object(), *why = why_json(&n->why);
     const char *colon = strchr(f->name, ':');
     cn_buf w = CN_BUF_INIT;
-    char *sym;
+    char *sym, extra[48] = "";
     int rc;
 
+    if (o == NULL || why == NULL) {
+        json_object_put(o);
+        json_object_put(why);
+        return CN_ENOMEM;
+    }
+    if (infile_rank > 0) {
+        snprintf(extra, sizeof extra, "in-file bm25 #%zu", infile_rank);
+        if (!cn_strv_contains(&n->why, extra)) json_object_array_add(why, json_object_new_string(extra));
+    }
     json_object_object_add(o, "symbol", json_object_new_string(f->name));
     json_object_object_add(o, "path", json_object_new_string(n->path));
     json_object_object_add(o, "start_line", json_object_new_int64(f->start_line));
     json_object_object_add(o, "end_line", json_object_new_int64(f->end_line));
     json_object_object_add(o, "score", json_object_new_double(n->score));
-    json_object_object_add(o, "why", why_json(&n->why));
+    json_object_object_add(o, "why", why);
     json_object_array_add(p->symbols, o);
-    for (size_t i = 0; i < n->why.len && i < 3; i++) cn_buf_printf(&w, "%s%s", i ? "; " : "", n->why.items[i]);
+    for (size_t i = 0; i < json_object_array_length(why) && i < 3; i++)
+        cn_buf_printf(&w, "%s%s", i ? "; " : "", json_object_get_string(json_object_array_get_idx(why, i)));
     cn_buf_printf(evidence, "- %s:%u-%u \xe2\x80\x94 %s (%s)\n", n->path, f->start_line, f->end_line,
                   w.data ? w.data : "ranked", colon ? colon + 1 : f->name);
     cn_buf_free(&w);
@@ -524,6 +544,7 @@ static double file_score(const cn_plan *p, const char *path)
 typedef struct ranked_sym {
     const cn_pl_node *n;
     double score;
+    size_t infile_rank;      /* 1-based rank among the in-file functions, 0 when not there */
 } ranked_sym;
 
 static int cmp_ranked(const void *a, const void *b)
@@ -533,40 +554,99 @@ static int cmp_ranked(const void *a, const void *b)
     return strcmp(x->n->name, y->n->name);
 }
 
+/* A node's weight by its file's standing: (file / best file)^FILE_POWER. */
+static double file_weight(const cn_plan *p, const char *path, double top)
+{
+    double fs = file_score(p, path);
+    return top > 0 && fs > 0 ? pow(fs / top, FILE_POWER) : 1.0;
+}
+
+/* The in-file ranking fused into the pool's.  The pool's first
+ * INFILE_KEEP candidates stay where they are: what the question named
+ * and the searches agreed on is right more often than a file's words
+ * alone.  Below them each list gives 1/(INFILE_K + rank), the in-file one
+ * times W_INFILE, both weighed by file first, and a function only the
+ * in-file search found joins the candidates. */
+static int fuse_infile(const run *r, const cn_plan *p, double top, ranked_sym **cand, size_t *nc,
+                       cn_pl_pool *infile)
+{
+    ranked_sym *in, *grown;
+    size_t ni = 0, n0 = *nc;
+    int rc = cn_pl_infile_bm25(r->reg->index, r->question, &p->contract.files, INFILE_TOP, infile);
+
+    if (rc < 0 || infile->len == 0) return rc;
+    if ((in = calloc(infile->len, sizeof *in)) == NULL) return CN_ENOMEM;
+    for (size_t j = 0; j < infile->len; j++) {
+        in[ni].n = &infile->items[j];
+        in[ni++].score = infile->items[j].score * file_weight(p, infile->items[j].path, top);
+    }
+    qsort(in, ni, sizeof *in, cmp_ranked);
+    /* the kept ones score above anything fusion can give (at most 1 + W) */
+    for (size_t i = 0; i < n0; i++)
+        (*cand)[i].score =
+            i < INFILE_KEEP ? 2.0 + W_INFILE + (double)(INFILE_KEEP - i) : 1.0 / (INFILE_K + (double)i + 1.0);
+    if ((grown = realloc(*cand, (n0 + ni) * sizeof *grown)) == NULL) {
+        free(in);
+        return CN_ENOMEM;
+    }
+    *cand = grown;
+    for (size_t j = 0; j < ni; j++) {
+        size_t i;
+        for (i = 0; i < *nc; i++)
+            if (grown[i].n->id >= 0 && grown[i].n->id == in[j].n->id) break;
+        if (i == *nc) {
+            grown[i].n = in[j].n;
+            grown[i].score = 0;
+            (*nc)++;
+        }
+        if (i >= INFILE_KEEP || i >= n0) grown[i].score += W_INFILE / (INFILE_K + (double)j + 1.0);
+        grown[i].infile_rank = j + 1;
+    }
+    free(in);
+    qsort(grown, *nc, sizeof *grown, cmp_ranked);
+    return 0;
+}
+
 /* Symbols of the answer's files, each node's score weighed by how its
  * file ranks against the best file ((file / best)^FILE_POWER): a strong
  * node in a weak file is more often a coincidence than a weaker one in the
- * file everything points at. */
+ * file everything points at.  The in-file ranking (cn_pl_infile_bm25) is
+ * fused in by rank. */
 static int build_symbols(const run *r, const size_t *order, cn_plan *p, cn_buf *evidence)
 {
     cn_strv seen = CN_STRV_INIT;
     ranked_sym *cand = calloc(r->pool.len ? r->pool.len : 1, sizeof *cand);
     size_t nc = 0;
     double top = p->contract.files.len && on(r, CN_PL_SIG_FILE_WEIGHT) ? file_score(p, p->contract.files.items[0]) : 0;
-    int rc = cand ? 0 : CN_ENOMEM;
+    cn_pl_pool infile;
+    int rc = cand ? cn_pl_pool_init(&infile) : CN_ENOMEM;
 
+    if (rc < 0) {
+        free(cand);
+        return CN_ENOMEM;
+    }
     for (size_t k = 0; rc == 0 && k < r->pool.len; k++) {
         const cn_pl_node *n = &r->pool.items[order[k]];
-        double fs;
         if (!cn_pl_is_symbol_type(n->type) || !cn_strv_contains(&p->contract.files, n->path)) continue;
-        fs = file_score(p, n->path);
         cand[nc].n = n;
-        cand[nc++].score = top > 0 && fs > 0 ? n->score * pow(fs / top, FILE_POWER) : n->score;
+        cand[nc++].score = n->score * file_weight(p, n->path, top);
     }
-    if (rc == 0) qsort(cand, nc, sizeof *cand, cmp_ranked);
+    qsort(cand, nc, sizeof *cand, cmp_ranked);
+    if (on(r, CN_PL_SIG_INFILE) && r->reg->index != NULL) rc = fuse_infile(r, p, top, &cand, &nc, &infile);
     for (size_t k = 0; k < nc && seen.len < r->o.max_symbols && rc == 0; k++) {
         const cn_pl_node *n = cand[k].n;
         folded f;
         if ((rc = fold_symbol(r, n, &f)) < 0) break;
         if (!cn_strv_contains(&seen, f.name)) {
             rc = cn_strv_push(&seen, f.name);
-            if (rc == 0) rc = add_symbol(p, n, &f, evidence);
+            if (rc == 0) rc = add_symbol(p, n, &f, cand[k].infile_rank, evidence);
             if (rc == 0 && p->contract.n_locations < r->o.max_locations)
                 rc = cn_contract_add_location(&p->contract, n->path, f.start_line, f.end_line);
         }
         free(f.name);
     }
     free(cand);
+    cn_pl_pool_free(&infile);
     cn_strv_free(&seen);
     return rc < 0 ? CN_ENOMEM : 0;
 }
