@@ -305,7 +305,7 @@ int cn_input_check_bounds(const cn_input_spec *in, json_object *value)
     x = json_object_get_double(value);
     if ((in->has_minimum && x < in->minimum) || (in->has_maximum && x > in->maximum)) {
         if (in->has_minimum && in->has_maximum)
-            return cn_error_set(CN_EINVAL, "argument '%s' must be from %g to %g, got %s", in->name, in->minimum,
+            return cn_error_set(CN_EINVAL, "argument '%s' must be between %g and %g, got %s", in->name, in->minimum,
                                 in->maximum, json_object_to_json_string(value));
         if (in->has_minimum)
             return cn_error_set(CN_EINVAL, "argument '%s' must be at least %g, got %s", in->name, in->minimum,

@@ -177,7 +177,7 @@ static void test_schemas(void)
 
     /* the bounds in the schema are the ones enforced, by the server */
     r = call("lsp_references", "{\"symbol\":\"ConnectionPool.get\",\"top_k\":501}");
-    ok(is_error(r) == 1 && strstr(text_of(r), "'top_k' must be from 1 to 500") != NULL,
+    ok(is_error(r) == 1 && strstr(text_of(r), "'top_k' must be between 1 and 500") != NULL,
        "top_k 501: isError with the schema's range");
     json_object_put(r);
     r = call("find_callers", "{\"symbol\":\"ConnectionPool.get\",\"offset\":-1}");
