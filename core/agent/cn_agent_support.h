@@ -36,6 +36,7 @@ typedef struct cn_agent_options {
     bool include_default_tools;     /* true */
     cn_strv default_tool_ids;       /* empty: read, grep, glob (+ bash with enable_bash) */
     bool enable_bash;               /* false */
+    long max_tool_output;           /* bound of one tool result, bytes: 30000 */
     char *first_turn_tool_choice;   /* NULL, "auto", "required", "none" or a tool name */
     bool force_first_turn_only;     /* false; true: force the choice on turn 1 only */
     bool force_localization_contract;  /* false */

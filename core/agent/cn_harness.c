@@ -6,6 +6,7 @@
 
 #include "cn_agent_support.h"
 #include "../plugin/cn_host.h"
+#include "../plugin/cn_registry.h"
 #include "../plugin/cn_yaml.h"
 
 typedef enum opt_kind { K_STR, K_BOOL, K_INT, K_LONG, K_DOUBLE, K_STRV, K_MESSAGES, K_TABLE } opt_kind;
@@ -30,6 +31,7 @@ static const opt_desc opts[] = {
     O(include_default_tools, K_BOOL),
     O(default_tool_ids, K_STRV),
     O(enable_bash, K_BOOL),
+    O(max_tool_output, K_LONG),
     O(first_turn_tool_choice, K_STR),
     O(force_first_turn_only, K_BOOL),
     O(force_localization_contract, K_BOOL),
@@ -58,6 +60,7 @@ void cn_agent_options_init(cn_agent_options *o)
     o->max_turns = 10;
     o->keep_last = 2;
     o->include_default_tools = true;
+    o->max_tool_output = CN_RESULT_CAP_DEFAULT;
     o->lsp_route_seed_limit = 8;
     o->lsp_route_seed_policy = cn_strdup("all");
     o->lsp_route_top_k = 12;
@@ -95,6 +98,8 @@ int cn_agent_options_validate(const cn_agent_options *o, const char *where)
         return cn_error_set(CN_EINVAL, "%s: max_turns must be at least 1 (got %d)", w, o->max_turns);
     if (o->max_tokens < 1)
         return cn_error_set(CN_EINVAL, "%s: max_tokens must be at least 1 (got %d)", w, o->max_tokens);
+    if (o->max_tool_output < 1)
+        return cn_error_set(CN_EINVAL, "%s: max_tool_output must be at least 1 byte (got %ld)", w, o->max_tool_output);
     if (o->max_context_tokens < 0)
         return cn_error_set(CN_EINVAL, "%s: max_context_tokens must be 0 (unlimited) or positive (got %ld)", w,
                             o->max_context_tokens);

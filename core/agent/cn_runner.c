@@ -493,6 +493,7 @@ int cn_agent_run(cn_registry *reg, cn_model *chat, const cn_agent_options *o, co
     cn_history_init(&run.h);
     cn_tools_config_init(&run.tcfg, reg->repo_root);
     run.tcfg.bash_enabled = o->enable_bash;
+    if (o->max_tool_output > 0) run.tcfg.output_cap = (size_t)o->max_tool_output;
     rc = o->trace_path ? cn_trace_open(&run.trace, o->trace_path) : 0;
     if (rc == 0) rc = cn_agent__tools(&run, prompt);
     if (rc == 0) {

@@ -6,11 +6,11 @@
 #include <time.h>
 
 #include "../plugin/cn_meta.h"
+#include "../plugin/cn_registry.h"
 #include "cn_agent.h"
 #include "cn_tools.h"
 
 /* Longest tool output the model sees; longer output is cut with a note. */
-#define RESULT_CAP 30000u
 
 double cn_agent__now(void)
 {
@@ -75,7 +75,7 @@ static int add_default_tools(cn_run *run)
     int rc = cn_agent_options_tool_ids(run->o, &ids);
 
     for (size_t i = 0; rc == 0 && i < ids.len; i++) {
-        json_object *schema = cn_tool_schema(ids.items[i]);
+        json_object *schema = cn_tools_schema(&run->tcfg, ids.items[i]);
         if (schema == NULL) {
             rc = cn_error_set(CN_EINVAL,
                               "agent: '%s' is not a default tool (known: read, grep, "
@@ -145,15 +145,14 @@ json_object *cn_agent__tool_choice(cn_run *run, int turn)
     return tc;
 }
 
-static char *cap_text(char *text)
+/* The text joined with the note that says what was cut from it. */
+static char *with_note(char *text, char *note)
 {
-    size_t n = text ? strlen(text) : 0;
     cn_buf b = CN_BUF_INIT;
-
-    if (n <= RESULT_CAP) return text;
-    cn_buf_append(&b, text, RESULT_CAP);
-    cn_buf_printf(&b, "\n[output cut: %zu more bytes not shown]", n - RESULT_CAP);
+    if (note == NULL) return text;
+    cn_buf_printf(&b, "%s\n%s", text ? text : "", note);
     free(text);
+    free(note);
     return cn_buf_steal(&b);
 }
 
@@ -169,7 +168,14 @@ static void run_skill(cn_run *run, cn_tool_record *rec)
         rec->error = cn_strdup(cn_error_last()->message);
         return;
     }
-    rec->result = cap_text(cn_json_text(result, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+    {
+        char *text = NULL, *note = NULL;
+        if (cn_result_text(e ? e->meta : NULL, result, rec->arguments, run->tcfg.output_cap, &text, &note) < 0) {
+            rec->error = cn_strdup(cn_error_last()->message);
+        } else {
+            rec->result = with_note(text, note);
+        }
+    }
     json_object_put(result);
 }
 
@@ -183,7 +189,8 @@ static void run_tool(cn_run *run, cn_tool_record *rec)
         free(out);
         return;
     }
-    rec->result = cap_text(out ? out : cn_strdup(""));
+    /* capped by the tool itself at run->tcfg.output_cap, with its note */
+    rec->result = out ? out : cn_strdup("");
 }
 
 /* Parses the model's argument string; an empty string means {}. */

@@ -206,6 +206,7 @@ static int spawn(const cn_tools_config *c, const char *command, run *r)
 int cn_tools__bash(const cn_tools_config *c, json_object *args, char **output)
 {
     const char *command;
+    long timeout_ms;
     run r;
     int rc, st = 0;
 
@@ -215,6 +216,10 @@ int cn_tools__bash(const cn_tools_config *c, json_object *args, char **output)
                             c->bash_hint);
     if ((rc = cn_tools__arg_str(args, "command", true, &command)) < 0) return rc;
     if (command[0] == '\0') return cn_error_set(CN_EINVAL, "argument 'command' is empty");
+    if ((rc = cn_tools__arg_long(args, "timeout", c->bash_timeout_ms, 1, &timeout_ms)) < 0) return rc;
+    if (timeout_ms > c->bash_timeout_ms)
+        return cn_error_set(CN_EINVAL, "argument 'timeout' must be at most %ld (ms, this server's limit), got %ld",
+                            c->bash_timeout_ms, timeout_ms);
     memset(&r, 0, sizeof r);
     r.fd = -1;
     cn_tools__out_init(&r.out, c->output_cap);
@@ -222,12 +227,12 @@ int cn_tools__bash(const cn_tools_config *c, json_object *args, char **output)
         cn_tools__out_free(&r.out);
         return rc;
     }
-    rc = supervise(&r, c->bash_timeout_ms);
+    rc = supervise(&r, timeout_ms);
     stop_group(&r, &st);
     if (r.fd >= 0) close(r.fd);
     if (rc == 0) {
         cn_buf note = CN_BUF_INIT;
-        status_line(&note, &r, st, c->bash_timeout_ms);
+        status_line(&note, &r, st, timeout_ms);
         rc = note.oom ? cn_error_set(CN_ENOMEM, "out of memory")
                       : cn_tools__out_finish_with(&r.out, note.data, output);
         cn_buf_free(&note);

@@ -70,6 +70,7 @@ static const char grep_schema[] =
     "\"count\"],\"description\":\"content: path:line:text (default); files_with_matches: "
     "paths only; count: path:number of matching lines\"},"
     "\"-i\":{\"type\":\"boolean\",\"description\":\"Case-insensitive match\"},"
+    "\"case_insensitive\":{\"type\":\"boolean\",\"description\":\"The same as -i\"},"
     "\"-A\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"Lines of context after each "
     "match (content mode)\"},"
     "\"-B\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"Lines of context before each "
@@ -98,7 +99,9 @@ static const char bash_schema[] =
     "and standard error are returned together, followed by the exit status. The command is "
     "killed when it runs too long. Prefer read, grep and glob for looking at files.\","
     "\"parameters\":{\"type\":\"object\",\"properties\":{"
-    "\"command\":{\"type\":\"string\",\"description\":\"The command line\"}},"
+    "\"command\":{\"type\":\"string\",\"description\":\"The command line\"},"
+    "\"timeout\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"Milliseconds the command may "
+    "run before it is stopped (default and most: the server's limit)\"}},"
     "\"required\":[\"command\"],\"additionalProperties\":false}}}";
 
 json_object *cn_tool_schema(const char *name)
@@ -110,6 +113,57 @@ json_object *cn_tool_schema(const char *name)
     else if (strcmp(name, "glob") == 0) text = glob_schema;
     else if (strcmp(name, "bash") == 0) text = bash_schema;
     return text ? json_tokener_parse(text) : NULL;
+}
+
+/* The parameters object of a tool's schema (borrowed from `schema`). */
+static json_object *schema_params(json_object *schema)
+{
+    json_object *fn = NULL, *params = NULL;
+    if (json_object_object_get_ex(schema, "function", &fn)) json_object_object_get_ex(fn, "parameters", &params);
+    return params;
+}
+
+json_object *cn_tools_schema(const cn_tools_config *c, const char *name)
+{
+    json_object *s = cn_tool_schema(name), *props = NULL, *t = NULL;
+    long limit = c && c->bash_timeout_ms > 0 ? c->bash_timeout_ms : DEFAULT_BASH_TIMEOUT_MS;
+    /* bash's timeout can only shorten the server's limit: say which */
+    if (s != NULL && strcmp(name, "bash") == 0 && json_object_object_get_ex(schema_params(s), "properties", &props) &&
+        json_object_object_get_ex(props, "timeout", &t))
+        json_object_object_add(t, "maximum", json_object_new_int64(limit));
+    return s;
+}
+
+/* Refuses an argument the tool's schema does not list, naming it and
+ * those it takes: a misspelt argument silently ignored would leave the
+ * model believing it was obeyed. */
+static int check_known_args(const char *name, json_object *args)
+{
+    json_object *s, *props = NULL;
+    int rc = 0;
+    if (args == NULL) return 0;
+    s = cn_tool_schema(name);
+    if (s == NULL || !json_object_object_get_ex(schema_params(s), "properties", &props)) {
+        json_object_put(s);
+        return cn_error_set(CN_ENOMEM, "out of memory");
+    }
+    json_object_object_foreach(args, key, val) {
+        (void)val;
+        if (!json_object_object_get_ex(props, key, NULL)) {
+            cn_buf b = CN_BUF_INIT;
+            size_t i = 0;
+            json_object_object_foreach(props, pk, pv) {
+                (void)pv;
+                cn_buf_printf(&b, "%s%s", i++ ? ", " : "", pk);
+            }
+            rc = cn_error_set(CN_EINVAL, "tool '%s': unknown argument '%s' (it takes: %s)", name, key,
+                              b.data ? b.data : "");
+            cn_buf_free(&b);
+            break;
+        }
+    }
+    json_object_put(s);
+    return rc;
 }
 
 /* ---- dispatch ------------------------------------------------------------ */
@@ -142,6 +196,7 @@ int cn_tool_run(const cn_tools_config *c, const char *name, json_object *args, c
     if (args != NULL && !json_object_is_type(args, json_type_object))
         return cn_error_set(CN_EINVAL, "tool '%s': arguments must be a JSON object, got %s",
                             name, json_type_to_name(json_object_get_type(args)));
+    if ((rc = check_known_args(name, args)) < 0) return rc;
     e = effective_config(c);
     /* One deadline for the whole call: the MCP server answers one call
      * at a time, so none may hold it for long. */

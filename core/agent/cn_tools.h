@@ -40,13 +40,16 @@ bool cn_tool_is_default(const char *name);
 /* OpenAI function tool {"type":"function","function":{"name","description",
  * "parameters"}}, owned by the caller; NULL for an unknown name. */
 json_object *cn_tool_schema(const char *name);
+/* The same with the limits of configuration c filled in (bash's timeout
+ * maximum); c may be NULL (the defaults). */
+json_object *cn_tools_schema(const cn_tools_config *c, const char *name);
 
 /* Runs one tool; *output (malloc) is the text the model sees.  A refused or
  * failed call returns a negative CN_E* code with cn_error_set() saying what
  * and why (the runner shows that message to the model).  args may be NULL
  * (no arguments); limits left at 0 in the configuration take their
- * defaults.  Unknown tool: CN_ENOTFOUND; a bad argument: CN_EINVAL naming
- * it; a path outside the root or bash while disabled: CN_EDENIED; a
+ * defaults.  Unknown tool: CN_ENOTFOUND; a bad argument, or one the
+ * tool's schema does not list: CN_EINVAL naming it; a path outside the root or bash while disabled: CN_EDENIED; a
  * pattern too expensive for grep, or a grep past call_timeout_ms:
  * CN_ETIMEOUT.  A bash command
  * that exits non-zero or times out is not a failed call: its status is the

@@ -53,6 +53,9 @@ typedef struct cn_cli_serve {
 bool cn_cli_serve_option(int argc, char **argv, int *i, cn_cli_serve *o);
 /* The usage error for an argument that no option took. */
 int cn_cli_serve_bad_arg(const char *cmd, const char *arg);
+/* --max-output N: the bound of one tool result in bytes, 1 to 1e9; 0 or a
+ * usage error (exit 2) naming `cmd`. */
+int cn_cli_max_output(const char *cmd, const char *arg, long *out);
 /* A server's log line on standard error, "codenib CMD: line" (data: CMD). */
 void cn_cli_serve_log(const char *line, void *cmd);
 /* How a subcommand reads an argument in the place of an option (not the

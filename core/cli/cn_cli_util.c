@@ -127,3 +127,15 @@ void cn_cli_serve_log(const char *line, void *cmd)
 {
     fprintf(stderr, "codenib %s: %s\n", (const char *)cmd, line);
 }
+
+int cn_cli_max_output(const char *cmd, const char *arg, long *out)
+{
+    char *end;
+    long n;
+    errno = 0;
+    n = strtol(arg, &end, 10);
+    if (arg[0] == '\0' || *end != '\0' || errno != 0 || n < 1 || n > 1000000000L)
+        return cn_cli_usage_error(cmd, "--max-output takes a size in bytes from 1 to 1000000000, not '%s'", arg);
+    *out = n;
+    return 0;
+}

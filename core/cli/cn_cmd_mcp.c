@@ -12,7 +12,8 @@
 static void mcp_usage(FILE *f)
 {
     fputs("usage: codenib mcp [--repo DIR] [--cache-dir D] [--index LIST] [--skills A,B]\n"
-          "                   [--no-compile] [--enable-bash] [--quiet]\n"
+          "                   [--no-compile] [--enable-bash] [--tool-timeout MS]\n"
+          "                   [--max-output N] [--quiet]\n"
           "\n"
           "Serves one repository to a coding agent over the Model Context Protocol, on\n"
           "standard input and output (one JSON-RPC message a line; the log goes to\n"
@@ -31,6 +32,10 @@ static void mcp_usage(FILE *f)
           "  --enable-bash  offer the bash tool (a shell in the repository, with a time limit)\n"
           "  --tool-timeout MS  time limit of one read, grep or glob call (default 5000):\n"
           "                 glob then answers with what it found so far, grep fails\n"
+          "  --max-output N bound of one tool result, in bytes (so at most N characters;\n"
+          "                 default 30000): a longer one keeps the first results that\n"
+          "                 fit and says what it left out and how to get it (the\n"
+          "                 offset of the next page, the arguments that narrow the call)\n"
           "  --quiet        no log on standard error\n"
           "  -h, --help     this text\n"
           "\n"
@@ -84,6 +89,10 @@ int cn_cmd_mcp(int argc, char **argv)
                 return cn_cli_usage_error("mcp", "--tool-timeout takes milliseconds from 1 to 3600000, "
                                                  "not '%s'", argv[i]);
             o.tool_timeout_ms = n;
+        } else if (strcmp(a, "--max-output") == 0 && i + 1 < argc) {
+            long n;
+            if ((rc = cn_cli_max_output("mcp", argv[++i], &n)) != 0) return rc;
+            o.max_output = (size_t)n;
         } else {
             return cn_cli_serve_bad_arg("mcp", a);
         }

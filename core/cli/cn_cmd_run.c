@@ -10,7 +10,7 @@ static void run_usage(FILE *f)
 {
     fputs("usage: codenib run ID [--args JSON] [--params JSON] [--repo DIR [--cache-dir D]]\n"
           "                      [--model M [--base-url URL]] [--rerank-model M [--rerank-base-url URL]]\n"
-          "                      [--pretty]\n"
+          "                      [--max-output N] [--pretty]\n"
           "\n"
           "Invokes skill ID once and prints its JSON result.\n"
           "\n"
@@ -31,6 +31,11 @@ static void run_usage(FILE *f)
           "                 $CODENIB_RERANK_MODEL\n"
           "  --rerank-base-url URL  its endpoint (default $CODENIB_RERANK_BASE_URL, then as\n"
           "                 --base-url)\n"
+          "  --max-output N bound of the result, in bytes (default 30000, as a model or\n"
+          "                 MCP client gets it): a longer one keeps the first results\n"
+          "                 that fit, and a line on standard error says what was left\n"
+          "                 out and how to get it (the offset of the next page, the\n"
+          "                 arguments that narrow the call); 0: no bound\n"
           "  --pretty       indent the JSON result\n"
           "  -h, --help     this text\n"
           "\n"
@@ -84,12 +89,33 @@ static char *read_stdin(void)
     return cn_buf_steal(&b);
 }
 
+/* The skill's result as text bounded by cap (0: none), with the note
+ * that says what was cut (NULL when nothing was). */
+static int run_capped(cn_registry *reg, const char *id, const char *args_json, const char *params_json, size_t cap,
+                      char **text, char **note)
+{
+    json_object *args = NULL, *params = NULL, *res = NULL;
+    const cn_skill_entry *e;
+    int rc = cn_json_parse(args_json, "arguments", &args);
+    if (rc == 0 && params_json != NULL) rc = cn_json_parse(params_json, "overrides", &params);
+    if (rc == 0) rc = cn_registry_invoke(reg, id, args, params, &res);
+    if (rc == 0) {
+        e = cn_registry_find(reg, id);
+        rc = cn_result_text(e ? e->meta : NULL, res, args, cap, text, note);
+    }
+    json_object_put(res);
+    json_object_put(args);
+    json_object_put(params);
+    return rc;
+}
+
 int cn_cmd_run(int argc, char **argv)
 {
     const char *id = NULL, *args = NULL, *params = NULL, *repo = NULL, *cache = NULL;
     const char *model = NULL, *base_url = NULL, *rr_model = NULL, *rr_base_url = NULL;
-    char *stdin_args = NULL, *result = NULL;
+    char *stdin_args = NULL, *result = NULL, *note = NULL;
     bool pretty = false, ended = false;
+    size_t cap = CN_RESULT_CAP_DEFAULT;
     cn_registry *reg = NULL;
     int rc;
 
@@ -120,6 +146,10 @@ int cn_cmd_run(int argc, char **argv)
             rr_model = argv[++i];
         } else if (strcmp(a, "--rerank-base-url") == 0 && i + 1 < argc) {
             rr_base_url = argv[++i];
+        } else if (strcmp(a, "--max-output") == 0 && i + 1 < argc) {
+            long n = 0;
+            if (strcmp(argv[++i], "0") != 0 && (rc = cn_cli_max_output("run", argv[i], &n)) != 0) return rc;
+            cap = (size_t)n;
         } else if (strcmp(a, "--pretty") == 0) {
             pretty = true;
         } else {
@@ -142,7 +172,7 @@ int cn_cmd_run(int argc, char **argv)
     }
     rc = repo ? cn_registry_set_repo_cache(reg, repo, cache) : 0;
     if (rc == 0) rc = set_models(reg, model, base_url, rr_model, rr_base_url);
-    if (rc == 0) rc = cn_registry_run(reg, id, args ? args : "{}", params, &result);
+    if (rc == 0) rc = run_capped(reg, id, args ? args : "{}", params, cap, &result, &note);
     if (rc == 0 && pretty) {
         json_object *o = json_tokener_parse(result);
         cn_cli_print_json(o, true);
@@ -150,7 +180,9 @@ int cn_cmd_run(int argc, char **argv)
     } else if (rc == 0) {
         printf("%s\n", result);
     }
-    cn_free(result);
+    if (rc == 0 && note != NULL) fprintf(stderr, "codenib run: %s\n", note);
+    free(result);
+    free(note);
     free(stdin_args);
     cn_registry_free(reg);
     return rc < 0 ? cn_cli_fail() : CN_EXIT_OK;

@@ -81,6 +81,14 @@ static int get_bool(const vctx *v, json_object *o, const char *field, bool *out)
     return 0;
 }
 
+static int get_number(const vctx *v, json_object *o, const char *field, double *out)
+{
+    if (!json_object_is_type(o, json_type_int) && !json_object_is_type(o, json_type_double))
+        return verr(v, o, field, "expected a number, got %s", jtype_name(o));
+    *out = json_object_get_double(o);
+    return 0;
+}
+
 static int get_strv(const vctx *v, json_object *o, const char *field, cn_strv *out)
 {
     if (o == NULL) return 0;
@@ -220,6 +228,12 @@ static int parse_input(const vctx *v, json_object *o, size_t idx, cn_input_spec 
             }
         } else if (strcmp(key, "is_line_number") == 0) {
             if ((rc = get_bool(v, value, sub, &in->is_line_number)) < 0) return rc;
+        } else if (strcmp(key, "minimum") == 0) {
+            if ((rc = get_number(v, value, sub, &in->minimum)) < 0) return rc;
+            in->has_minimum = true;
+        } else if (strcmp(key, "maximum") == 0) {
+            if ((rc = get_number(v, value, sub, &in->maximum)) < 0) return rc;
+            in->has_maximum = true;
         } else {
             char *w = NULL;
             int line, col;
@@ -253,6 +267,14 @@ static int parse_input(const vctx *v, json_object *o, size_t idx, cn_input_spec 
         if (t->kind != CN_T_INT && t->kind != CN_T_ANY)
             return verr(v, o, field, "is_line_number needs an int input, not %s", in->type_hint);
     }
+    if (in->has_minimum || in->has_maximum) {
+        const cn_type *t = in->type;
+        if (t->kind == CN_T_OPTIONAL) t = t->elem;
+        if (t->kind != CN_T_INT && t->kind != CN_T_FLOAT)
+            return verr(v, o, field, "minimum and maximum need an int or float input, not %s", in->type_hint);
+        if (in->has_minimum && in->has_maximum && in->minimum > in->maximum)
+            return verr(v, o, field, "minimum %g is above maximum %g", in->minimum, in->maximum);
+    }
     if (in->has_default && in->default_value != NULL) {
         json_object *coerced = NULL;
         if (cn_type_coerce(in->type, in->name, in->default_value, &coerced) < 0) {
@@ -264,6 +286,32 @@ static int parse_input(const vctx *v, json_object *o, size_t idx, cn_input_spec 
         }
         json_object_put(in->default_value);
         in->default_value = coerced;
+        if (cn_input_check_bounds(in, coerced) < 0) {
+            char msg[CN_ERROR_MESSAGE_MAX];
+            json_object *d = NULL;
+            snprintf(msg, sizeof msg, "%s", cn_error_last()->message);
+            json_object_object_get_ex(o, "default", &d);
+            return verr(v, d ? d : o, field, "default: %s", msg);
+        }
+    }
+    return 0;
+}
+
+int cn_input_check_bounds(const cn_input_spec *in, json_object *value)
+{
+    double x;
+    if (value == NULL || (!in->has_minimum && !in->has_maximum)) return 0;
+    if (!json_object_is_type(value, json_type_int) && !json_object_is_type(value, json_type_double)) return 0;
+    x = json_object_get_double(value);
+    if ((in->has_minimum && x < in->minimum) || (in->has_maximum && x > in->maximum)) {
+        if (in->has_minimum && in->has_maximum)
+            return cn_error_set(CN_EINVAL, "argument '%s' must be between %g and %g, got %s", in->name, in->minimum,
+                                in->maximum, json_object_to_json_string(value));
+        if (in->has_minimum)
+            return cn_error_set(CN_EINVAL, "argument '%s' must be at least %g, got %s", in->name, in->minimum,
+                                json_object_to_json_string(value));
+        return cn_error_set(CN_EINVAL, "argument '%s' must be at most %g, got %s", in->name, in->maximum,
+                            json_object_to_json_string(value));
     }
     return 0;
 }
@@ -286,6 +334,12 @@ static int parse_outputs(const vctx *v, json_object *o, cn_output_spec *out)
                 if ((rc = get_string(v, o, value, sub, true, &out->description)) < 0) return rc;
             } else if (strcmp(key, "line_fields") == 0) {
                 if ((rc = get_strv(v, value, sub, &out->line_fields)) < 0) return rc;
+            } else if (strcmp(key, "page_limit") == 0) {
+                free(out->page_limit);
+                if ((rc = get_string(v, o, value, sub, false, &out->page_limit)) < 0) return rc;
+            } else if (strcmp(key, "list_field") == 0) {
+                free(out->list_field);
+                if ((rc = get_string(v, o, value, sub, false, &out->list_field)) < 0) return rc;
             } else {
                 cn_buf b = CN_BUF_INIT;
                 int line, col;
@@ -375,6 +429,53 @@ static int parse_abi(const vctx *v, json_object *o, cn_skill_meta *m)
         return verr(v, o, "abi", "expected \"MAJOR.MINOR\" such as \"1.0\", got '%s'", s);
     }
     if (m->abi_major < 0 || m->abi_minor < 0) return verr(v, o, "abi", "negative version '%s'", s);
+    return 0;
+}
+
+/* A paged skill (outputs.page_limit) gets an `offset` input the core
+ * serves: the limit must be a bounded int input, which is what keeps a
+ * page's cost known. */
+static int add_offset_input(const vctx *v, json_object *cfg, cn_skill_meta *m)
+{
+    const cn_input_spec *lim;
+    cn_input_spec *grown, *off;
+    const cn_type *t;
+    double lim_max;
+
+    if (m->outputs.page_limit == NULL) return 0;
+    if ((lim = cn_meta_input(m, m->outputs.page_limit)) == NULL)
+        return verr(v, cfg, "outputs.page_limit", "names no input ('%s')", m->outputs.page_limit);
+    t = lim->type->kind == CN_T_OPTIONAL ? lim->type->elem : lim->type;
+    if (t->kind != CN_T_INT || !lim->has_maximum)
+        return verr(v, cfg, "outputs.page_limit", "input '%s' must be an int with a maximum", lim->name);
+    if (lim->maximum < 2) return verr(v, cfg, "outputs.page_limit", "input '%s': a maximum below 2 leaves nothing to page", lim->name);
+    lim_max = lim->maximum;
+    if (cn_meta_input(m, "offset") != NULL)
+        return verr(v, cfg, "inputs", "'offset' is the core's paging input of a paged skill; rename the skill's own");
+    grown = realloc(m->inputs, (m->n_inputs + 1) * sizeof *m->inputs);
+    if (grown == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
+    m->inputs = grown;
+    off = &m->inputs[m->n_inputs];
+    memset(off, 0, sizeof *off);
+    m->n_inputs++;
+    off->name = cn_strdup("offset");
+    off->type_hint = cn_strdup("int");
+    off->has_default = true;
+    off->default_value = json_object_new_int(0);
+    off->has_minimum = off->has_maximum = true;
+    off->minimum = 0;
+    off->maximum = lim_max - 1;
+    off->core_offset = true;
+    {
+        cn_buf d = CN_BUF_INIT;
+        cn_buf_printf(&d, "Skip this many results: the next page after a result that was cut starts at the "
+                          "offset its note gives (results past %g are never served)",
+                      off->maximum + 1);
+        off->description = cn_buf_steal(&d);
+    }
+    if (off->name == NULL || off->type_hint == NULL || off->default_value == NULL || off->description == NULL ||
+        cn_type_parse("int", &off->type) < 0)
+        return cn_error_set(CN_ENOMEM, "out of memory");
     return 0;
 }
 
@@ -508,7 +609,7 @@ static int meta_fill(const vctx *v, json_object *cfg, cn_skill_meta *m)
         }
         json_object_put(coerced);
     }
-    return 0;
+    return add_offset_input(v, cfg, m);
 }
 
 int cn_meta_from_json(json_object *cfg, const char *origin, cn_skill_meta **out)
@@ -602,6 +703,13 @@ done:
     return rc;
 }
 
+json_object *cn_input_bound_json(const cn_input_spec *in, double bound)
+{
+    const cn_type *t = in->type && in->type->kind == CN_T_OPTIONAL ? in->type->elem : in->type;
+    if (t != NULL && t->kind == CN_T_INT) return json_object_new_int64((int64_t)bound);
+    return json_object_new_double(bound);
+}
+
 const cn_input_spec *cn_meta_input(const cn_skill_meta *m, const char *name)
 {
     for (size_t i = 0; i < m->n_inputs; i++)
@@ -629,6 +737,8 @@ void cn_meta_free(cn_skill_meta *m)
     cn_type_free(m->outputs.type);
     free(m->outputs.description);
     cn_strv_free(&m->outputs.line_fields);
+    free(m->outputs.page_limit);
+    free(m->outputs.list_field);
     for (size_t i = 0; i < m->n_index_requirements; i++) {
         free(m->index_requirements[i].type);
         free(m->index_requirements[i].scope);
@@ -668,6 +778,8 @@ json_object *cn_meta_to_json(const cn_skill_meta *m)
         json_object_object_add(e, "description", json_object_new_string(in->description ? in->description : ""));
         json_object_object_add(e, "enum", in->enum_values.len ? cn_json_strv(&in->enum_values) : NULL);
         json_object_object_add(e, "is_line_number", json_object_new_boolean(in->is_line_number));
+        if (in->has_minimum) json_object_object_add(e, "minimum", cn_input_bound_json(in, in->minimum));
+        if (in->has_maximum) json_object_object_add(e, "maximum", cn_input_bound_json(in, in->maximum));
         json_object_array_add(inputs, e);
     }
     json_object_object_add(o, "inputs", inputs);
@@ -676,6 +788,8 @@ json_object *cn_meta_to_json(const cn_skill_meta *m)
     json_object_object_add(outputs, "description",
                            json_object_new_string(m->outputs.description ? m->outputs.description : ""));
     json_object_object_add(outputs, "line_fields", cn_json_strv(&m->outputs.line_fields));
+    if (m->outputs.page_limit) json_object_object_add(outputs, "page_limit", json_object_new_string(m->outputs.page_limit));
+    if (m->outputs.list_field) json_object_object_add(outputs, "list_field", json_object_new_string(m->outputs.list_field));
     json_object_object_add(o, "outputs", outputs);
     json_object_object_add(o, "async_capable", json_object_new_boolean(m->async_capable));
     json_object_object_add(o, "cacheable", json_object_new_boolean(m->cacheable));

@@ -28,6 +28,13 @@ typedef struct cn_input_spec {
     char *description;
     cn_strv enum_values;
     bool is_line_number;    /* 1-based for the model, 0-based for the skill */
+    /* bounds of a number input (config `minimum`, `maximum`), shown in the
+     * tool schema and enforced before the skill runs */
+    bool has_minimum, has_maximum;
+    double minimum, maximum;
+    /* `offset`, added by the loader to a paged skill (outputs.page_limit):
+     * the core pages the result and never passes it to the skill */
+    bool core_offset;
 } cn_input_spec;
 
 typedef struct cn_output_spec {
@@ -37,6 +44,15 @@ typedef struct cn_output_spec {
     /* Names of result fields that carry line numbers (converted 0 -> 1
      * based on the way out).  Default: start_line, end_line, line. */
     cn_strv line_fields;
+    /* Paging.  page_limit names the int input that bounds how many items
+     * the skill returns (top_k, with a maximum); when set, the loader adds
+     * an `offset` input and the core serves items offset.. by asking for
+     * offset + limit and dropping the first ones.  list_field names the
+     * list in an object result (NULL: the result itself is the list).
+     * list_field alone tells where the list is when a result too long for
+     * a client is cut to fit (cn_result_text). */
+    char *page_limit;
+    char *list_field;
 } cn_output_spec;
 
 typedef struct cn_index_requirement {
@@ -87,6 +103,10 @@ void cn_meta_free(cn_skill_meta *m);
 /* The original to_dict(): a JSON-friendly object (new reference). */
 json_object *cn_meta_to_json(const cn_skill_meta *m);
 const cn_input_spec *cn_meta_input(const cn_skill_meta *m, const char *name);
+/* CN_EINVAL naming the input when a number value is out of its bounds. */
+int cn_input_check_bounds(const cn_input_spec *in, json_object *value);
+/* A bound as JSON: an integer for an int input. */
+json_object *cn_input_bound_json(const cn_input_spec *in, double bound);
 
 /* Skill ids: [A-Za-z0-9_][A-Za-z0-9_.-]*, at most 64 characters. */
 bool cn_skill_id_valid(const char *id);

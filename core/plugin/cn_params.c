@@ -94,6 +94,10 @@ int cn_params_resolve(const cn_skill_meta *m, json_object *overrides, json_objec
     for (size_t i = 0; i < m->n_inputs; i++) {
         const cn_input_spec *in = &m->inputs[i];
         json_object *v = NULL;
+        if (json_object_object_get_ex(res, in->name, &v) && (rc = cn_input_check_bounds(in, v)) < 0) {
+            cn_error_prefix("skill '%s'", m->skill_id);
+            goto fail;
+        }
         /* Every source above speaks in 1-based lines (a config default of
          * 1 means the first line, as the tool schema tells the model);
          * the skill gets 0-based ones. */
@@ -160,6 +164,52 @@ static int parse_result(const char *id, const char *text, json_object **out)
     }
 }
 
+/* The page a paged skill is asked for: `offset` leaves the arguments
+ * (the skill never sees it) and the limit grows by it, up to the limit's
+ * maximum, so that the items past the offset are among those it returns. */
+static size_t take_offset(const cn_skill_meta *m, json_object *resolved)
+{
+    const cn_input_spec *lim;
+    json_object *v = NULL;
+    int64_t off = 0;
+
+    if (m->outputs.page_limit == NULL) return 0;
+    if (json_object_object_get_ex(resolved, "offset", &v) && v != NULL && json_object_is_type(v, json_type_int))
+        off = json_object_get_int64(v);
+    json_object_object_del(resolved, "offset");
+    if (off <= 0) return 0;
+    lim = cn_meta_input(m, m->outputs.page_limit);
+    if (lim != NULL && json_object_object_get_ex(resolved, lim->name, &v) && v != NULL &&
+        json_object_is_type(v, json_type_int)) {
+        int64_t n = json_object_get_int64(v) + off;
+        if (lim->has_maximum && n > (int64_t)lim->maximum) n = (int64_t)lim->maximum;
+        json_object_object_add(resolved, lim->name, json_object_new_int64(n));
+    }
+    return (size_t)off;
+}
+
+/* The list a paged or cut result holds: list_field of an object, or the
+ * result itself when it is an array; NULL when there is none. */
+json_object *cn_params_result_list(const cn_skill_meta *m, json_object *result)
+{
+    json_object *l = NULL;
+    if (result != NULL && json_object_is_type(result, json_type_array)) return result;
+    if (m != NULL && m->outputs.list_field != NULL && result != NULL &&
+        json_object_is_type(result, json_type_object) && json_object_object_get_ex(result, m->outputs.list_field, &l) &&
+        l != NULL && json_object_is_type(l, json_type_array))
+        return l;
+    return NULL;
+}
+
+static void drop_first(const cn_skill_meta *m, json_object *result, size_t offset)
+{
+    json_object *l = offset ? cn_params_result_list(m, result) : NULL;
+    size_t n;
+    if (l == NULL) return;
+    n = json_object_array_length(l);
+    json_object_array_del_idx(l, 0, offset < n ? offset : n);
+}
+
 int cn_registry_invoke(cn_registry *reg, const char *id, json_object *args, json_object *overrides,
                        json_object **result)
 {
@@ -167,6 +217,7 @@ int cn_registry_invoke(cn_registry *reg, const char *id, json_object *args, json
     json_object *resolved = NULL, *res = NULL;
     char *out_text = NULL, *args_text;
     cn_error err = {0, ""};
+    size_t offset;
     int rc;
 
     *result = NULL;
@@ -175,6 +226,7 @@ int cn_registry_invoke(cn_registry *reg, const char *id, json_object *args, json
         return cn_error_set(CN_EDENIED, "skill '%s' is not allowed in this run (allow/exclude)", id);
     if ((rc = cn_registry_load(reg, e)) < 0) return rc;
     if ((rc = cn_params_resolve(e->meta, overrides, args, &resolved)) < 0) return rc;
+    offset = take_offset(e->meta, resolved);
     /* a skill run in its own process reads this as JSON text: UTF-8 */
     args_text = cn_json_text(resolved, JSON_C_TO_STRING_PLAIN);
     json_object_put(resolved);
@@ -198,6 +250,7 @@ int cn_registry_invoke(cn_registry *reg, const char *id, json_object *args, json
     free(out_text);
     if (rc < 0) return rc;
     cn_params_result_lines(e->meta, res);
+    drop_first(e->meta, res, offset);
     *result = res;
     return 0;
 }

@@ -135,6 +135,28 @@ void cn_params_result_lines(const cn_skill_meta *m, json_object *result);
  * conversion.  `args` and `overrides` may be NULL. */
 int cn_registry_invoke(cn_registry *reg, const char *id, json_object *args,
                        json_object *overrides, json_object **result);
+/* The list a result holds: the result itself when it is an array, else
+ * its member outputs.list_field; NULL when there is none (borrowed). */
+json_object *cn_params_result_list(const cn_skill_meta *m, json_object *result);
+
+/* ---- results for a model or client (cn_result_cap.c) --------------------- */
+/* The default bound of one tool result, in bytes (so at most as many
+ * characters): what an MCP client such as Claude Code takes in one go. */
+#define CN_RESULT_CAP_DEFAULT 30000u
+/* Renders a skill result as JSON text of at most `cap` bytes (0: no cap).
+ * A result over the cap keeps the first items of its list that fit (the
+ * text stays valid JSON); one with no list, or whose first item alone is
+ * too long, is cut at the cap.  *note is then a line saying what was left
+ * out and how to get it: the `offset` of the next page for a paged skill,
+ * the arguments that narrow the call; NULL when nothing was cut.  `args`
+ * (the call's arguments, may be NULL) gives the offset of this page.
+ * `m` may be NULL.  Both strings are malloc'd. */
+int cn_result_text(const cn_skill_meta *m, json_object *result, json_object *args, size_t cap, char **text,
+                   char **note);
+/* Cuts plain text to `cap` bytes (0: no cap) at a line or UTF-8 boundary,
+ * in place, and returns a note saying how much was left out and `how` to
+ * narrow the call (may be NULL); NULL when it fits. */
+char *cn_result_cut_text(char *text, size_t cap, const char *how);
 
 /* ---- schemas (cn_schema.c) ---------------------------------------------- */
 json_object *cn_skill_tool_schema(const cn_skill_meta *m);

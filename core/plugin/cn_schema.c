@@ -5,6 +5,17 @@
 
 #include "cn_registry.h"
 
+/* Whether a JSON schema {"type": ...} admits null (no type: anything). */
+static bool schema_allows_null(json_object *p)
+{
+    json_object *t = NULL;
+    if (!json_object_object_get_ex(p, "type", &t) || t == NULL) return true;
+    if (json_object_is_type(t, json_type_string)) return strcmp(json_object_get_string(t), "null") == 0;
+    for (size_t i = 0; json_object_is_type(t, json_type_array) && i < json_object_array_length(t); i++)
+        if (strcmp(json_object_get_string(json_object_array_get_idx(t, i)), "null") == 0) return true;
+    return false;
+}
+
 json_object *cn_skill_tool_schema(const cn_skill_meta *m)
 {
     json_object *tool = json_object_new_object();
@@ -23,11 +34,19 @@ json_object *cn_skill_tool_schema(const cn_skill_meta *m)
             cn_buf_printf(&d, "%s(1-based line number)", d.len ? " " : "");
         if (d.len) json_object_object_add(p, "description", json_object_new_string(d.data));
         cn_buf_free(&d);
-        if (in->has_default) json_object_object_add(p, "default", json_object_get(in->default_value));
-        else if (json_object_object_get_ex(m->defaults, in->name, NULL)) {
+        if (in->has_minimum) json_object_object_add(p, "minimum", cn_input_bound_json(in, in->minimum));
+        if (in->has_maximum) json_object_object_add(p, "maximum", cn_input_bound_json(in, in->maximum));
+        {
             json_object *dv = NULL;
-            json_object_object_get_ex(m->defaults, in->name, &dv);
-            json_object_object_add(p, "default", json_object_get(dv));
+            bool has = json_object_object_get_ex(m->defaults, in->name, &dv);
+            if (!has && in->has_default) {
+                has = true;
+                dv = in->default_value;
+            }
+            /* a null default on a type that refuses null would tell the
+             * model to send what is refused: "not given" says it */
+            if (has && (dv != NULL || schema_allows_null(p)))
+                json_object_object_add(p, "default", json_object_get(dv));
         }
         json_object_object_add(props, in->name, p);
         /* An input the configuration already supplies is not required
@@ -38,6 +57,8 @@ json_object *cn_skill_tool_schema(const cn_skill_meta *m)
     json_object_object_add(params, "type", json_object_new_string("object"));
     json_object_object_add(params, "properties", props);
     json_object_object_add(params, "required", required);
+    /* the core refuses an argument the skill does not declare */
+    json_object_object_add(params, "additionalProperties", json_object_new_boolean(0));
     json_object_object_add(fn, "name", json_object_new_string(m->skill_id));
     json_object_object_add(fn, "description", json_object_new_string(desc ? desc : ""));
     json_object_object_add(fn, "parameters", params);

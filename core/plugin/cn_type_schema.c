@@ -49,8 +49,21 @@ static int schema_fill(json_object *o, const cn_type *t)
     case CN_T_DICT:
         if (add_string(o, "type", "object") < 0) return CN_ENOMEM;
         return add_schema(o, "additionalProperties", t->elem);
-    case CN_T_OPTIONAL:
-        return schema_fill(o, t->elem);
+    case CN_T_OPTIONAL: {
+        /* None is accepted (it stands for "not given"), so the schema
+         * says so: the inner type's "type" gains "null", and so does its
+         * enum */
+        json_object *ty = NULL, *both, *en = NULL;
+        int rc = schema_fill(o, t->elem);
+        if (rc < 0) return rc;
+        if (!json_object_object_get_ex(o, "type", &ty) || !json_object_is_type(ty, json_type_string)) return 0;
+        if ((both = json_object_new_array()) == NULL) return CN_ENOMEM;
+        json_object_array_add(both, json_object_get(ty));
+        json_object_array_add(both, json_object_new_string("null"));
+        json_object_object_add(o, "type", both);
+        if (json_object_object_get_ex(o, "enum", &en) && en != NULL) json_object_array_add(en, NULL);
+        return 0;
+    }
     case CN_T_ENUM: {
         json_object *arr;
         if (add_string(o, "type", "string") < 0) return CN_ENOMEM;

@@ -51,6 +51,8 @@ int cn_mcp_new(const cn_mcp_options *o, cn_mcp **out)
     cn_tools_config_init(&s->tools, s->sv.repo);
     s->tools.bash_enabled = o->enable_bash;
     if (o->tool_timeout_ms > 0) s->tools.call_timeout_ms = o->tool_timeout_ms;
+    /* one bound for every result: skills, locate and the default tools */
+    s->tools.output_cap = o->max_output > 0 ? o->max_output : CN_RESULT_CAP_DEFAULT;
     s->tools.bash_hint = "`codenib mcp --enable-bash`";
     *out = s;
     return 0;

@@ -29,6 +29,8 @@ typedef struct cn_mcp_options {
     void *log_data;
     long tool_timeout_ms;      /* budget of one read, grep or glob call; 0: the
                                 * default (cn_tools_config.call_timeout_ms) */
+    size_t max_output;         /* bound of one tool result in bytes; 0: the default
+                                * (CN_RESULT_CAP_DEFAULT, 30000) */
 } cn_mcp_options;
 
 typedef struct cn_mcp cn_mcp;

@@ -2,6 +2,7 @@
  * an index brought up to date first. */
 #include "cn_mcp_internal.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,7 +95,7 @@ json_object *cn_mcp__tools_list(cn_mcp *s)
     if (rc == 0) rc = add_tool(list, locate_tool(), true);
     for (size_t i = 0; rc == 0 && cn_default_tool_names[i]; i++)
         if (strcmp(cn_default_tool_names[i], "bash") != 0 || s->tools.bash_enabled)
-            rc = add_tool(list, cn_tool_schema(cn_default_tool_names[i]),
+            rc = add_tool(list, cn_tools_schema(&s->tools, cn_default_tool_names[i]),
                           strcmp(cn_default_tool_names[i], "bash") != 0);
     skills = rc == 0 ? cn_registry_tools(s->sv.reg, NULL, &s->sv.excluded) : NULL;
     for (size_t i = 0; skills && rc == 0 && i < json_object_array_length(skills); i++)
@@ -110,22 +111,36 @@ json_object *cn_mcp__tools_list(cn_mcp *s)
 
 /* ---- calls --------------------------------------------------------------- */
 
-/* {"content": [{"type": "text", "text": text}], "isError": is_error} */
-static json_object *call_result(const char *text, bool is_error)
+/* {"content": [{"type": "text", "text": text}, {... note}], "isError": is_error}:
+ * the note, when there is one, says what was cut from the text */
+static json_object *call_result_noted(const char *text, const char *note, bool is_error)
 {
-    json_object *r = json_object_new_object(), *content = json_object_new_array(), *item = json_object_new_object();
-    if (r == NULL || content == NULL || item == NULL) {
+    json_object *r = json_object_new_object(), *content = json_object_new_array();
+    const char *parts[2] = {text ? text : "", note};
+    if (r == NULL || content == NULL) {
         json_object_put(r);
         json_object_put(content);
-        json_object_put(item);
         return NULL;
     }
-    json_object_object_add(item, "type", json_object_new_string("text"));
-    json_object_object_add(item, "text", json_object_new_string(text ? text : ""));
-    json_object_array_add(content, item);
+    for (size_t i = 0; i < 2 && parts[i] != NULL; i++) {
+        json_object *item = json_object_new_object();
+        if (item == NULL) {
+            json_object_put(r);
+            json_object_put(content);
+            return NULL;
+        }
+        json_object_object_add(item, "type", json_object_new_string("text"));
+        json_object_object_add(item, "text", json_object_new_string(parts[i]));
+        json_object_array_add(content, item);
+    }
     json_object_object_add(r, "content", content);
     json_object_object_add(r, "isError", json_object_new_boolean(is_error));
     return r;
+}
+
+static json_object *call_result(const char *text, bool is_error)
+{
+    return call_result_noted(text, NULL, is_error);
 }
 
 /* A failed call, as a result the agent reads: the error's message. */
@@ -136,35 +151,48 @@ static json_object *failed(void)
     return r;
 }
 
-static int int_arg(json_object *args, const char *key, long min, long max, long *out, cn_rpc_fault *f)
+/* A call refused for its arguments: a result with isError, as for every
+ * tool, so the agent reads why and can call again. */
+static int refused(json_object **result, const char *fmt, ...) CN_PRINTF(2, 3);
+static int refused(json_object **result, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return (*result = call_result(msg, true)) ? 0 : CN_ENOMEM;
+}
+
+/* 1 and *out when key is an integer in [min, max], 0 when absent, -1 otherwise */
+static int int_arg(json_object *args, const char *key, long min, long max, long *out)
 {
     json_object *v;
     if (!json_object_object_get_ex(args, key, &v) || v == NULL) return 0;
     if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < min || json_object_get_int64(v) > max)
-        return cn_rpc_fault_set(f, CN_RPC_INVALID_PARAMS, "locate: %s must be an integer from %ld to %ld", key, min,
-                             max);
+        return -1;
     *out = (long)json_object_get_int64(v);
-    return 0;
+    return 1;
 }
 
-static int call_locate(cn_mcp *s, json_object *args, json_object **result, cn_rpc_fault *f)
+static int call_locate(cn_mcp *s, json_object *args, json_object **result)
 {
     json_object *q = NULL, *res = NULL, *answer = NULL;
     long files = 0, symbols = 0;
     cn_query_opts qo;
-    int rc;
+    char *text, *note;
 
     if (!json_object_object_get_ex(args, "question", &q) || !json_object_is_type(q, json_type_string))
-        return cn_rpc_fault_set(f, CN_RPC_INVALID_PARAMS, "locate needs arguments.question (a string)");
+        return refused(result, "locate needs the argument 'question' (a string)");
     json_object_object_foreach(args, key, val) {
         (void)val;
         if (strcmp(key, "question") != 0 && strcmp(key, "max_files") != 0 && strcmp(key, "max_symbols") != 0)
-            return cn_rpc_fault_set(f, CN_RPC_INVALID_PARAMS,
-                                 "locate takes question, max_files and max_symbols, not '%s'", key);
+            return refused(result, "locate: unknown argument '%s' (it takes: question, max_files, max_symbols)", key);
     }
-    if ((rc = int_arg(args, "max_files", 1, LOCATE_MAX_FILES, &files, f)) != 0 ||
-        (rc = int_arg(args, "max_symbols", 1, LOCATE_MAX_SYMBOLS, &symbols, f)) != 0)
-        return rc;
+    if (int_arg(args, "max_files", 1, LOCATE_MAX_FILES, &files) < 0)
+        return refused(result, "locate: argument 'max_files' must be an integer from 1 to %d", LOCATE_MAX_FILES);
+    if (int_arg(args, "max_symbols", 1, LOCATE_MAX_SYMBOLS, &symbols) < 0)
+        return refused(result, "locate: argument 'max_symbols' must be an integer from 1 to %d", LOCATE_MAX_SYMBOLS);
     if (cn_served_refresh(&s->sv) < 0) return (*result = failed()) ? 0 : CN_ENOMEM;
     memset(&qo, 0, sizeof qo);
     qo.registry = s->sv.reg;
@@ -174,18 +202,28 @@ static int call_locate(cn_mcp *s, json_object *args, json_object **result, cn_rp
     if (cn_query_run(&qo, json_object_get_string(q), &res) < 0)
         return (*result = failed()) ? 0 : CN_ENOMEM;
     json_object_object_get_ex(res, "answer", &answer);
-    *result = call_result(json_object_get_string(answer), false);
+    text = cn_strdup(json_object_get_string(answer) ? json_object_get_string(answer) : "");
+    note = text ? cn_result_cut_text(text, s->tools.output_cap, "ask for fewer: a lower max_files or max_symbols")
+                : NULL;
+    *result = text ? call_result_noted(text, note, false) : NULL;
+    free(text);
+    free(note);
     json_object_put(res);
     return *result ? 0 : CN_ENOMEM;
 }
 
-static int call_skill(cn_mcp *s, const char *name, json_object *args, json_object **result)
+static int call_skill(cn_mcp *s, const cn_skill_entry *e, json_object *args, json_object **result)
 {
     json_object *res = NULL;
-    if (cn_served_invoke(&s->sv, name, args, &res) < 0) return (*result = failed()) ? 0 : CN_ENOMEM;
-    char *text = cn_json_text(res, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-    *result = text ? call_result(text, false) : NULL;
+    char *text = NULL, *note = NULL;
+    if (cn_served_invoke(&s->sv, e->id, args, &res) < 0) return (*result = failed()) ? 0 : CN_ENOMEM;
+    if (cn_result_text(e->meta, res, args, s->tools.output_cap, &text, &note) < 0) {
+        json_object_put(res);
+        return (*result = failed()) ? 0 : CN_ENOMEM;
+    }
+    *result = call_result_noted(text, note, false);
     free(text);
+    free(note);
     json_object_put(res);
     return *result ? 0 : CN_ENOMEM;
 }
@@ -202,7 +240,7 @@ static int call_default_tool(cn_mcp *s, const char *name, json_object *args, jso
 static int dispatch_call(cn_mcp *s, const char *n, json_object *args, json_object **result, cn_rpc_fault *f)
 {
     const cn_skill_entry *e;
-    if (strcmp(n, CN_MCP_LOCATE) == 0) return call_locate(s, args, result, f);
+    if (strcmp(n, CN_MCP_LOCATE) == 0) return call_locate(s, args, result);
     /* bash too: refused with how to enable it, which says more than "unknown" */
     if (cn_tool_is_default(n)) return call_default_tool(s, n, args, result);
     e = cn_registry_find(s->sv.reg, n);
@@ -212,7 +250,7 @@ static int dispatch_call(cn_mcp *s, const char *n, json_object *args, json_objec
         return cn_rpc_fault_set(f, CN_RPC_INVALID_PARAMS, "tool '%s' is not offered by this server (--skills)", n);
     if (e->state == CN_STATE_FAILED)
         return (*result = call_result(e->reason ? e->reason : "the skill failed to load", true)) ? 0 : CN_ENOMEM;
-    return call_skill(s, n, args, result);
+    return call_skill(s, e, args, result);
 }
 
 int cn_mcp__tools_call(cn_mcp *s, json_object *params, json_object **result, cn_rpc_fault *f)

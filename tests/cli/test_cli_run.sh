@@ -41,7 +41,7 @@ check "unknown argument refused" err_has "unknown argument 'colour' (it takes: c
 cn run code_to_query --args '{"code": '
 check "malformed JSON refused" sh -c '[ '"$rc"' -eq 1 ] && grep -q "arguments is not valid JSON" "$0"' "$ERR"
 cn run code_to_query --args '{"code": "x", "max_terms": 0}'
-check "skill-level validation reported" err_has "skill 'code_to_query' failed: argument 'max_terms' must be between 1 and 1000"
+check "a bound of the schema enforced before the skill runs" err_has "skill 'code_to_query': argument 'max_terms' must be between 1 and 1000, got 0"
 cn run no_such_skill
 check "unknown skill: exit 1" sh -c '[ '"$rc"' -eq 1 ] && grep -q "no skill '"'"'no_such_skill'"'"'" "$0"' "$ERR"
 cn run

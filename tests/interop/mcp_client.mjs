@@ -20,6 +20,9 @@ const req = createRequire(path.join(clientDir, "package.json"));
 const load = async (name) => import(pathToFileURL(req.resolve(name)).href);
 const { Client } = await load("@modelcontextprotocol/sdk/client/index.js");
 const { StdioClientTransport } = await load("@modelcontextprotocol/sdk/client/stdio.js");
+// the JSON Schema validator the SDK itself depends on
+const AjvModule = await load("ajv");
+const Ajv = AjvModule.default || AjvModule.Ajv || AjvModule;
 
 let n = 0, failed = 0;
 const ok = (cond, what, detail) => {
@@ -58,7 +61,38 @@ if (connectError === undefined) try {
      "tools/list passes the SDK's schema and offers locate, read, grep, glob and the skills", names.join(", "));
   ok(tools.every((t) => t.inputSchema && t.inputSchema.type === "object"), "every tool's inputSchema is an object");
 
-  let r = await client.callTool({ name: "locate", arguments: { question: "ConnectionPool.get fails in _check when size is an int" } });
+  // every inputSchema compiles, refuses undeclared arguments, and each
+  // default is valid under its own property's schema (a "default": null
+  // on a type that refuses null is not)
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  const schemaProblems = [];
+  for (const t of tools) {
+    try {
+      ajv.compile(t.inputSchema);
+    } catch (e) {
+      schemaProblems.push(`${t.name}: ${e.message}`);
+      continue;
+    }
+    if (t.inputSchema.additionalProperties !== false) schemaProblems.push(`${t.name}: takes undeclared arguments`);
+    for (const [k, p] of Object.entries(t.inputSchema.properties || {})) {
+      if (!("default" in p)) continue;
+      const { default: d, ...rest } = p;
+      if (!ajv.validate(rest, d)) schemaProblems.push(`${t.name}.${k}: default ${JSON.stringify(d)} ${ajv.errorsText()}`);
+    }
+  }
+  ok(schemaProblems.length === 0, "every inputSchema compiles, is closed, and its defaults are valid under it",
+     schemaProblems.join("\n"));
+  const refs = tools.find((t) => t.name === "lsp_references");
+  ok(refs && refs.inputSchema.properties.top_k.maximum === 500 && refs.inputSchema.properties.offset !== undefined,
+     "lsp_references' schema has top_k's bounds and the paging offset", refs && JSON.stringify(refs.inputSchema));
+
+  let r = await client.callTool({ name: "locate", arguments: { question: "x", max_files: 0 } });
+  ok(r.isError === true && /max_files/.test(textOf(r)), "bad locate arguments: a tool error naming them, not a protocol error",
+     textOf(r));
+  r = await client.callTool({ name: "grep", arguments: { pattern: "def", recursive: true } });
+  ok(r.isError === true && /unknown argument 'recursive'/.test(textOf(r)), "grep refuses an argument it does not take",
+     textOf(r));
+  r = await client.callTool({ name: "locate", arguments: { question: "ConnectionPool.get fails in _check when size is an int" } });
   ok(!r.isError && /Files: pkg\/pool\.py/.test(textOf(r)), "locate answers through the SDK", textOf(r));
   r = await client.callTool({ name: "bm25_search", arguments: { query: "pool size", top_k: 3 } });
   ok(!r.isError && JSON.parse(textOf(r)).some((h) => h.file === "pkg/pool.py"), "bm25_search's JSON comes back", textOf(r));

@@ -542,6 +542,48 @@ static void test_skill_call(void)
     json_object_put(b);
 }
 
+/* A tool result longer than max_tool_output reaches the model cut to it,
+ * still JSON for a skill, with a note saying how to get the rest (issue
+ * #22: results are bounded in the agent loop too). */
+static void test_result_cap(void)
+{
+    cn_buf s = CN_BUF_INIT;
+    cn_agent_options o;
+    cn_agent_result r;
+    json_object *b, *res = NULL;
+    const char *t, *note;
+    int rc;
+
+    call(&s, NULL, "s1", "bm25_search", "{\"query\":\"config parse value key lines\",\"top_k\":50,\"return_content\":true}",
+         "g1", "grep", "{\"pattern\":\".\"}", NULL);
+    say(&s, "done");
+    opts(&o, "bm25_search");
+    o.max_tool_output = 400;
+    b = run(&s, &o, "q", &r, &rc);
+    is_int(rc, 0, "cap: run succeeds");
+    t = tool_result(req(b, 1), "s1");
+    note = strstr(t, "\n[result cut to fit 400 bytes:");
+    ok(note != NULL && strstr(note, "offset=") != NULL, "cap: a skill result over max_tool_output says it was cut, with the next offset");
+    if (note != NULL) {
+        char *json = cn_strndup(t, (size_t)(note - t));
+        res = json ? json_tokener_parse(json) : NULL;
+        ok(json && strlen(json) <= 400 && res != NULL && json_object_is_type(res, json_type_array) &&
+               json_object_array_length(res) >= 1,
+           "cap: what is kept is at most 400 bytes of JSON, the first results");
+        free(json);
+    } else {
+        diag("tool result: %.300s", t);
+        ok(0, "cap: what is kept is at most 400 bytes of JSON, the first results");
+    }
+    json_object_put(res);
+    t = tool_result(req(b, 1), "g1");
+    ok(strlen(t) < 400 + 200 && strstr(t, "[output capped at 400 bytes") != NULL,
+       "cap: a default tool's output is bounded by the same option");
+    cn_agent_result_free(&r);
+    cn_agent_options_free(&o);
+    json_object_put(b);
+}
+
 static void test_max_turns_and_final(void)
 {
     cn_buf s = CN_BUF_INIT;
@@ -1107,6 +1149,7 @@ int main(void)
     test_forced_choice();
     test_disallowed_and_invalid();
     test_skill_call();
+    test_result_cap();
     test_max_turns_and_final();
     test_contract_policies();
     test_compaction();

@@ -275,7 +275,7 @@ static void test_harness_json(void)
     is_int(cn_harness_apply_json(j1, "round trip", &o2), 0, "to_json output applies back");
     j2 = cn_harness_to_json(&o2);
     is_str(json_object_to_json_string(j2), json_object_to_json_string(j1), "the round trip is exact");
-    is_int(json_object_object_length(j1), 28, "every option is written");
+    is_int(json_object_object_length(j1), 29, "every option is written");
     json_object_put(j1);
     json_object_put(j2);
     cn_agent_options_free(&o2);

@@ -189,14 +189,25 @@ static void test_tools(const char *repo)
     t = text_of(r, &err);
     ok(t && strstr(t, "Files: pkg/pool.py\n") != NULL, "locate max_files 1: one file");
     json_object_put(r);
+    /* bad arguments are results with isError, as for every other tool,
+     * not protocol errors: the agent reads why and calls again */
     r = call("locate", "{}");
-    is_int(jq_int(r, "error.code"), -32602, "locate without a question: invalid params");
+    t = text_of(r, &err);
+    ok(err == 1 && jq_at(r, "error") == NULL && t && strstr(t, "'question'") != NULL,
+       "locate without a question: isError naming it, not a protocol error");
     json_object_put(r);
     r = call("locate", "{\"question\":\"x\",\"max_files\":0}");
-    has_str(jq_str(r, "error.message"), "max_files must be an integer from 1 to 50", "max_files 0: refused with the range");
+    t = text_of(r, &err);
+    ok(err == 1 && t && strstr(t, "'max_files' must be an integer from 1 to 50") != NULL,
+       "max_files 0: isError with the range");
+    json_object_put(r);
+    r = call("locate", "{\"question\":\"x\",\"max_symbols\":\"many\"}");
+    t = text_of(r, &err);
+    ok(err == 1 && t && strstr(t, "'max_symbols'") != NULL, "max_symbols not an integer: isError naming it");
     json_object_put(r);
     r = call("locate", "{\"question\":\"x\",\"top\":3}");
-    has_str(jq_str(r, "error.message"), "not 'top'", "an unknown argument: refused, named");
+    t = text_of(r, &err);
+    ok(err == 1 && t && strstr(t, "unknown argument 'top'") != NULL, "an unknown argument: isError, named");
     json_object_put(r);
     r = call("locate", "{\"question\":\"   \"}");
     t = text_of(r, &err);

@@ -70,12 +70,12 @@ static const char finder_yaml[] =
     "\"parameters\":{\"type\":\"object\",\"properties\":{"                                    \
     "\"query\":{\"type\":\"string\",\"description\":\"What to look for.\"},"                  \
     "\"top_k\":{\"type\":\"integer\",\"default\":5},"                                         \
-    "\"line\":{\"type\":\"integer\",\"description\":\"Where to start. (1-based line number)\"}," \
-    "\"end\":{\"type\":\"integer\",\"description\":\"(1-based line number)\"},"               \
+    "\"line\":{\"type\":[\"integer\",\"null\"],\"description\":\"Where to start. (1-based line number)\"}," \
+    "\"end\":{\"type\":[\"integer\",\"null\"],\"description\":\"(1-based line number)\"},"     \
     "\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"                           \
     "\"mode\":{\"type\":\"string\",\"enum\":[\"fast\",\"exact\"],\"default\":\"fast\"},"      \
     "\"path\":{\"type\":\"string\",\"description\":\"Directory to search.\",\"default\":\"src\"}" \
-    "},\"required\":[\"query\"]}"
+    "},\"required\":[\"query\"],\"additionalProperties\":false}"
 
 static void test_tool_schema(void)
 {
@@ -125,14 +125,15 @@ static void test_tool_schema_minimal(void)
     s = text_of(tool);
     is_str(s,
            "{\"type\":\"function\",\"function\":{\"name\":\"bare\",\"description\":\"\","
-           "\"parameters\":{\"type\":\"object\",\"properties\":{},\"required\":[]}}}",
+           "\"parameters\":{\"type\":\"object\",\"properties\":{},\"required\":[],\"additionalProperties\":false}}}",
            "no inputs, no description");
     free(s);
     json_object_put(tool);
     cn_meta_free(m);
 
     /* A `defaults` entry for an input that already has its own default:
-     * the input's default is what the schema shows, and a required input
+     * the `defaults` entry is what the skill gets (it overrides the
+     * input's own), so it is what the schema shows; and a required input
      * named in `defaults` is not required. */
     m = from_yaml("skill_id: both\n"
                   "defaults: {k: 9, name: x}\n"
@@ -146,10 +147,10 @@ static void test_tool_schema_minimal(void)
     s = text_of(json_object_object_get(json_object_object_get(tool, "function"), "parameters"));
     is_str(s,
            "{\"type\":\"object\",\"properties\":{"
-           "\"k\":{\"type\":\"integer\",\"default\":3},"
+           "\"k\":{\"type\":\"integer\",\"default\":9},"
            "\"name\":{\"type\":\"string\",\"default\":\"x\"},"
            "\"flag\":{\"type\":\"boolean\"}},"
-           "\"required\":[\"flag\"]}",
+           "\"required\":[\"flag\"],\"additionalProperties\":false}",
            "defaults: required dropped, default shown");
     free(s);
     json_object_put(tool);
@@ -250,7 +251,7 @@ static void test_registry_tools(void)
     is_str(json,
            "[{\"type\":\"function\",\"function\":{\"name\":\"b\",\"description\":\"\","
            "\"parameters\":{\"type\":\"object\",\"properties\":{\"q\":{\"type\":\"string\"}},"
-           "\"required\":[\"q\"]}}}]",
+           "\"required\":[\"q\"],\"additionalProperties\":false}}}]",
            "tools_json text");
     cn_free(json);
     is_int(cn_registry_set_allow(reg, NULL, 0), 0, "allow cleared");

@@ -691,7 +691,9 @@ static void test_schema(void)
            "{\"type\":\"object\",\"additionalProperties\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}",
            "schema Dict[str, List[str]]");
     is_str(schema("dict"), "{\"type\":\"object\",\"additionalProperties\":{}}", "schema bare dict");
-    is_str(schema("Optional[int]"), "{\"type\":\"integer\"}", "schema Optional[int] is int's");
+    is_str(schema("Optional[int]"), "{\"type\":[\"integer\",\"null\"]}", "schema Optional[int] is int's or null");
+    is_str(schema("Optional[Literal['a', 'b']]"), "{\"type\":[\"string\",\"null\"],\"enum\":[\"a\",\"b\",null]}",
+           "schema Optional[Literal]: null in the enum too");
     is_str(schema("Literal['a', 'b']"), "{\"type\":\"string\",\"enum\":[\"a\",\"b\"]}", "schema Literal");
     is_str(schema("QueriedNode"), "{\"description\":\"QueriedNode\"}", "schema named");
     is_str(schema("List[Optional[QueriedNode]]"),
