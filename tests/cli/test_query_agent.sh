@@ -63,7 +63,7 @@ check "the skill's request reached the server with the run's model" \
 check "with the BM25 candidates as passages" req_has 2 'There are 3 passages.'
 check "the model's ranking is the tool result: 0.75 first, then 0.5, then 0.25" \
   [ "$(escaped 3 score)" = "0.75 0.5 0.25 " ]
-check "no rerank failure in it" req_lacks 3 'rerank_error'
+check "no rerank failure in it" req_lacks 3 '\"rerank_error\":'
 check "and no tool call failed" sh -c '! grep -q "\"error\": \"" "$0"' "$OUT"
 check "every request was protocol-clean" no_violations
 
@@ -91,6 +91,8 @@ check "asked for by name without an endpoint: exit 1" rc_is 1
 check "the error names the skill and what it needs" err_has "skill crossencoder_rerank needs a rerank endpoint"
 
 # A rerank endpoint that answers garbage: the first-stage order stays.
+# (A tool result is a JSON string inside the logged request: its quotes
+# are escaped, which tells it apart from the skills' descriptions.)
 {
   call crossencoder_rerank '{"query":"connection pool size check","candidates":2}'
   printf '%s\n' '{"endpoint":"rerank","status":200,"raw":"<html>rerank is down</html>","headers":{"Content-Type":"text/html"}}'
@@ -103,7 +105,8 @@ check "crossencoder_rerank is offered" offers 1 crossencoder_rerank
 check "its request goes to the rerank endpoint" endpoints_are "chat rerank chat"
 check "with that model" req_has 2 '"model":"m-rerank"'
 check "the model sees the two candidates, each with the failure" [ "$(escaped 3 node_id | wc -w)" -eq 2 ]
-check "which names the problem" sh -c 'sed -n 3p "$0" | grep -q -F "rerank_error" && sed -n 3p "$0" | grep -q -F "is not valid JSON"' "$LOG"
+check "which names the endpoint and the problem" \
+  sh -c 'sed -n 3p "$0" | grep -q -F "\\\"rerank_error\\\":\\\"the rerank response from http://127.0.0.1:" && sed -n 3p "$0" | grep -q -F "is not valid JSON"' "$LOG"
 check "the failure is a warning on standard error" err_has "the rerank failed, so the 2 candidates keep the first-stage order"
 
 # ---- read with the reference's argument name -----------------------------------
