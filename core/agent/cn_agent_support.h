@@ -2,7 +2,7 @@
  * harness spec files that set them), the chat history with its token
  * budget, the JSON Lines trace with its context ledger and run totals,
  * query-time compile tables, the resource guard that drops skills whose
- * index is missing or stale, and the lsp_route startup context.
+ * index is missing (and notes a stale one), and the lsp_route startup context.
  * The loop itself (cn_agent.h) uses these; none of them talks to a model. */
 #ifndef CN_AGENT_SUPPORT_H
 #define CN_AGENT_SUPPORT_H
@@ -225,23 +225,33 @@ int cn_compile_table_narrow(const cn_compile_table *t, const char *scenario, con
 int cn_compile_table_all_skills(const cn_compile_table *t, cn_strv *out);
 
 /* ---- resource guard (cn_resource_guard.c) -------------------------------
- * Skills whose index_requirements cannot be met are excluded. */
+ * Skills whose required index is missing are excluded; skills whose index
+ * is stale are kept, with a note. */
+typedef enum cn_guard_verdict {
+    CN_GUARD_OK = 0,      /* every required index is there and fresh */
+    CN_GUARD_STALE = 1,   /* there, but stale or too old: the skill runs on it */
+    CN_GUARD_MISSING = 2  /* a required index is missing or failed: it cannot run */
+} cn_guard_verdict;
+
 /* The decision on its own: `manifest` is a repo_manifest.json object (NULL:
  * nothing compiled), `stale_reasons` why the index is stale (NULL/empty:
- * fresh), `now` the current time (seconds since the epoch).  Returns true
- * when the skill can run; otherwise `why` (malloc'd) names the index and
- * the reason.  Optional requirements never exclude. */
-bool cn_resource_guard_check(const struct cn_skill_meta *meta, json_object *manifest,
-                             const cn_strv *stale_reasons, long long now, char **why);
+ * fresh), `now` the current time (seconds since the epoch).  For MISSING
+ * and STALE, `why` (malloc'd) names the skill, the index and the reason
+ * ("skill X needs the Y index: ..." / "skill X answers from the Y index,
+ * which is stale (...)").  Optional requirements never count. */
+cn_guard_verdict cn_resource_guard_check(const struct cn_skill_meta *meta, json_object *manifest,
+                                         const cn_strv *stale_reasons, long long now, char **why);
 /* For every enabled, usable skill of `reg`: checks its requirements against
  * the manifest (manifest_path, else the registry's index directory) and
  * the freshness `codenib status` computes for the registry's repository.
- * Excluded ids are pushed on `excluded`, one sentence per skill on
- * `warnings` ("skill X needs the Y index: ...").  known_fresh: the caller
- * has just checked freshness, so the repository is not read again.  Does
- * not change `reg`. */
+ * Skills that cannot run are pushed on `excluded`, with one sentence each,
+ * in the same order, on `warnings`.  Skills kept on a stale index are
+ * described on `notes` (may be NULL): one note for those the repository's
+ * changes make stale, one per skill whose index is older than its
+ * max_age_seconds.  known_fresh: the caller has just checked freshness,
+ * so the repository is not read again.  Does not change `reg`. */
 int cn_resource_guard(struct cn_registry *reg, const char *manifest_path, bool known_fresh,
-                      cn_strv *excluded, cn_strv *warnings);
+                      cn_strv *excluded, cn_strv *warnings, cn_strv *notes);
 
 /* ---- lsp_route startup context (cn_route_context.c) --------------------- */
 typedef struct cn_route_context {

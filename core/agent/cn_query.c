@@ -231,15 +231,44 @@ static int check_exhausted(const cn_agent_options *ao, const cn_agent_result *re
                         res->answer && res->answer[0] ? "its last message has no Files:/Symbols:/Locations: contract" : "no text at all");
 }
 
-static char *model_config(const cn_query_opts *o)
+static char *model_config(const char *model, const char *base_url)
 {
     json_object *c = json_object_new_object();
     char *s;
-    if (o->model) json_object_object_add(c, "model", json_object_new_string(o->model));
-    if (o->base_url) json_object_object_add(c, "base_url", json_object_new_string(o->base_url));
+    if (model) json_object_object_add(c, "model", json_object_new_string(model));
+    if (base_url) json_object_object_add(c, "base_url", json_object_new_string(base_url));
     s = cn_strdup(json_object_to_json_string_ext(c, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(c);
     return s;
+}
+
+/* Opens the model of `role` for the registry's skills from (model,
+ * base_url), unless the registry has one already. */
+static int give_model(cn_registry *reg, int role, const char *model, const char *base_url)
+{
+    char *cfg;
+    int rc;
+    if (reg->models[role] != NULL) return 0;
+    if ((cfg = model_config(model, base_url)) == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
+    rc = cn_registry_set_model(reg, role, cfg);
+    free(cfg);
+    return rc;
+}
+
+/* The skills that call a model are offered to the agent, so they get the
+ * run's chat model -- the one the agent talks to -- and the rerank
+ * endpoint when one is configured (without one, the runner leaves
+ * crossencoder_rerank out and says why). */
+static int give_models(const cn_query_opts *o, cn_registry *reg)
+{
+    const char *env = getenv("CODENIB_RERANK_MODEL"), *env_url = getenv("CODENIB_RERANK_BASE_URL");
+    const char *rr_url = o->rerank_base_url;
+    int rc = give_model(reg, CN_LLM_CHAT, o->model, o->base_url);
+    /* the rerank endpoint's own URL, else the chat endpoint's */
+    if (rr_url == NULL && (env_url == NULL || *env_url == '\0')) rr_url = o->base_url;
+    if (rc == 0 && (o->rerank_model != NULL || o->rerank_base_url != NULL || (env != NULL && *env != '\0')))
+        rc = give_model(reg, CN_LLM_RERANK, o->rerank_model, rr_url);
+    return rc < 0 ? cn_error_prefix("the model of the skills") : 0;
 }
 
 static int run_agent(const cn_query_opts *o, cn_registry *reg, const char *question, json_object *out)
@@ -247,14 +276,18 @@ static int run_agent(const cn_query_opts *o, cn_registry *reg, const char *quest
     cn_agent_options ao;
     cn_agent_result res;
     cn_model *chat = NULL;
-    char *cfg = model_config(o);
+    char *cfg = model_config(o->model, o->base_url);
     int rc;
 
     memset(&res, 0, sizeof res);
     if (cfg == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
     rc = cn_llm_open(cfg, CN_LLM_CHAT, &chat);
     free(cfg);
-    if (rc < 0) return rc;
+    if (rc == 0) rc = give_models(o, reg);
+    if (rc < 0) {
+        cn_llm_close(chat);
+        return rc;
+    }
     if ((rc = agent_options(o, &ao)) == 0 && (rc = cn_agent_options_validate(&ao, o->harness ? o->harness : "options")) == 0 &&
         (rc = cn_agent_run(reg, chat, &ao, question, &res)) == 0)
         rc = check_exhausted(&ao, &res);

@@ -30,6 +30,9 @@ typedef struct cn_query_opts {
     size_t max_symbols;            /* offline: ranked symbols kept, 0 for the planner's default */
     unsigned planner_without;      /* offline: CN_PL_SIG_* switched off (cn_planner.h), 0 */
     const char *base_url;
+    const char *rerank_model;      /* model of a /rerank endpoint for crossencoder_rerank;
+                                    * NULL: CODENIB_RERANK_MODEL, none when unset */
+    const char *rerank_base_url;   /* its endpoint; NULL: CODENIB_RERANK_BASE_URL, else base_url */
     const char *skills;            /* comma-separated allow list, or NULL */
     const char *harness;           /* harness spec file (YAML or JSON), or NULL */
     int max_turns;                 /* 0: the harness's or the default */
@@ -38,7 +41,10 @@ typedef struct cn_query_opts {
     void *progress_data;
 } cn_query_opts;
 
-/* Runs the query.  *result: {"mode": "offline"|"agent", "answer",
+/* Runs the query.  With a model, the skills that call one get it too: the
+ * run's chat model (llm_rerank, extract_keywords) and, when one is
+ * configured, the rerank endpoint (crossencoder_rerank); a prepared
+ * registry that has its own keeps them.  *result: {"mode": "offline"|"agent", "answer",
  * "contract": {files, symbols, locations}, plus per mode the ranked files
  * and symbols and planner steps, or the tool calls, turns and usage}.
  * Errors name what was wrong (a bad combination of sources, an index that

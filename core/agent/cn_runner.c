@@ -230,7 +230,7 @@ static void record_call(cn_run *run, int turn, const cn_tool_record *rec, const 
  * the read-before-answering policies (forced choice, fallback, compaction). */
 static void note_read(cn_run *run, const cn_tool_record *rec)
 {
-    const char *path = jstr(rec->arguments, "path");
+    const char *path = cn_tool_read_path(rec->arguments);
     json_object *ev, *v;
 
     if (strcmp(rec->name, "read") != 0 || !cn_strv_contains(&run->default_ids, "read")) return;

@@ -100,6 +100,60 @@ static int add_default_tools(cn_run *run)
     return rc;
 }
 
+/* Skills that call a model the registry was not given (crossencoder_rerank
+ * without a rerank endpoint, llm_rerank when the caller's registry has no
+ * chat model) could only fail: they are left out, with the reason. */
+static int model_guard(const cn_registry *reg, cn_strv *excluded, cn_strv *why)
+{
+    static const struct {
+        const char *resource;
+        int role;
+        const char *what;
+    } needs[] = {{"chat_model", CN_LLM_CHAT, "a chat model (--model M or CODENIB_MODEL)"},
+                 {"rerank_model", CN_LLM_RERANK,
+                  "a rerank endpoint (--rerank-model M [--rerank-base-url URL], or CODENIB_RERANK_MODEL)"}};
+    for (size_t i = 0; i < reg->n_entries; i++) {
+        const cn_skill_entry *e = reg->entries[i];
+        if (e->meta == NULL || e->state == CN_STATE_FAILED || e->state == CN_STATE_DUPLICATE) continue;
+        if (!cn_registry_enabled(reg, e->id) || cn_strv_contains(excluded, e->id)) continue;
+        for (size_t k = 0; k < sizeof needs / sizeof needs[0]; k++) {
+            cn_buf b = CN_BUF_INIT;
+            if (!cn_strv_contains(&e->meta->resources, needs[k].resource) || reg->models[needs[k].role] != NULL)
+                continue;
+            cn_buf_printf(&b, "skill %s needs %s, and this run has none", e->id, needs[k].what);
+            if (cn_strv_push(excluded, e->id) < 0 || cn_strv_push_owned(why, cn_buf_steal(&b)) < 0)
+                return cn_error_set(CN_ENOMEM, "out of memory");
+            break;
+        }
+    }
+    return 0;
+}
+
+/* The skills that cannot run this time (their index or model is missing):
+ * a skill the allow list names explicitly is an error -- it was asked for
+ * and cannot be given -- the others are left out with a warning each. */
+static int guard(cn_run *run, cn_strv *exclude)
+{
+    const cn_agent_options *o = run->o;
+    cn_strv out = CN_STRV_INIT, why = CN_STRV_INIT;
+    int rc = cn_resource_guard(run->reg, NULL, o->index_known_fresh, &out, &why, &run->res->warnings);
+
+    if (rc == 0) rc = model_guard(run->reg, &out, &why);
+    for (size_t i = 0; rc == 0 && i < out.len; i++) {
+        if (cn_strv_contains(exclude, out.items[i])) continue; /* left out anyway */
+        if (o->has_allow_skills && cn_strv_contains(&o->allow_skills, out.items[i])) {
+            rc = cn_error_set(CN_ENOCONTEXT, "%s; it was asked for (allow_skills, --skills), so the run "
+                                             "does not go on without it", why.items[i]);
+            break;
+        }
+        if (cn_strv_push(exclude, out.items[i]) < 0 || cn_strv_push(&run->res->warnings, why.items[i]) < 0)
+            rc = cn_error_set(CN_ENOMEM, "out of memory");
+    }
+    cn_strv_free(&out);
+    cn_strv_free(&why);
+    return rc;
+}
+
 int cn_agent__tools(cn_run *run, const char *prompt)
 {
     const cn_agent_options *o = run->o;
@@ -109,7 +163,7 @@ int cn_agent__tools(cn_run *run, const char *prompt)
 
     for (size_t i = 0; i < o->exclude_skills.len; i++)
         cn_strv_push(&exclude, o->exclude_skills.items[i]);
-    rc = cn_resource_guard(run->reg, NULL, run->o->index_known_fresh, &exclude, &run->res->warnings);
+    rc = guard(run, &exclude);
     if (rc == 0) rc = skill_allow(run, prompt, &allow, &limited);
     if (rc == 0) {
         /* An allow list that narrowed to nothing offers no skill at all. */

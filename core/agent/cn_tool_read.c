@@ -179,7 +179,8 @@ int cn_tools__read(const cn_tools_config *c, json_object *args, char **output)
     long lines = 0;
     int rc;
 
-    if ((rc = cn_tools__arg_str(args, "path", true, &path)) < 0 ||
+    /* file_path is the reference's name; path is accepted as well */
+    if ((rc = cn_tools__arg_str2(args, "file_path", "path", true, &path)) < 0 ||
         (rc = cn_tools__arg_long(args, "offset", 1, 1, &w.offset)) < 0 ||
         (rc = cn_tools__arg_long(args, "limit", DEFAULT_LIMIT, 1, &w.limit)) < 0)
         return rc;

@@ -48,12 +48,15 @@ static const char read_schema[] =
     "then the text. Reads up to `limit` lines starting at line `offset`; a marker at the end "
     "says how to read on. Binary files are refused; very long lines are cut.\","
     "\"parameters\":{\"type\":\"object\",\"properties\":{"
-    "\"path\":{\"type\":\"string\",\"description\":\"File path relative to the repository root\"},"
+    "\"file_path\":{\"type\":\"string\",\"description\":\"File path relative to the repository "
+    "root\"},"
+    "\"path\":{\"type\":\"string\",\"description\":\"The same as file_path (either name is "
+    "accepted)\"},"
     "\"offset\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"First line to show "
     "(1-based, default 1)\"},"
     "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"Number of lines to show "
     "(default 2000)\"}},"
-    "\"required\":[\"path\"],\"additionalProperties\":false}}}";
+    "\"required\":[\"file_path\"],\"additionalProperties\":false}}}";
 
 static const char grep_schema[] =
     "{\"type\":\"function\",\"function\":{\"name\":\"grep\",\"description\":"
@@ -358,6 +361,34 @@ int cn_tools__arg_str(json_object *args, const char *key, bool required, const c
         return cn_error_set(CN_EINVAL, "argument '%s' contains a NUL byte; refused", key);
     }
     return 0;
+}
+
+int cn_tools__arg_str2(json_object *args, const char *key, const char *alias, bool required, const char **out)
+{
+    const char *a = NULL, *b = NULL;
+    int rc;
+
+    *out = NULL;
+    if ((rc = cn_tools__arg_str(args, key, false, &a)) < 0 || (rc = cn_tools__arg_str(args, alias, false, &b)) < 0)
+        return rc;
+    if (a != NULL && b != NULL && strcmp(a, b) != 0)
+        return cn_error_set(CN_EINVAL, "arguments '%s' (\"%s\") and '%s' (\"%s\") name the same thing "
+                                       "differently; give one of them", key, a, alias, b);
+    *out = a ? a : b;
+    if (*out == NULL && required)
+        return cn_error_set(CN_EINVAL, "missing required argument '%s' (a string; '%s' is accepted too)", key,
+                            alias);
+    return 0;
+}
+
+const char *cn_tool_read_path(json_object *args)
+{
+    const char *p = NULL;
+    if (cn_tools__arg_str2(args, "file_path", "path", false, &p) < 0) {
+        cn_error_clear();
+        return NULL;
+    }
+    return p;
 }
 
 int cn_tools__arg_long(json_object *args, const char *key, long def, long min, long *out)

@@ -44,6 +44,10 @@ json_object *cn_tool_schema(const char *name);
  * maximum); c may be NULL (the defaults). */
 json_object *cn_tools_schema(const cn_tools_config *c, const char *name);
 
+/* The file a read call names (its file_path, else its path), borrowed from
+ * args; NULL when it names none. */
+const char *cn_tool_read_path(json_object *args);
+
 /* Runs one tool; *output (malloc) is the text the model sees.  A refused or
  * failed call returns a negative CN_E* code with cn_error_set() saying what
  * and why (the runner shows that message to the model).  args may be NULL
@@ -89,6 +93,11 @@ int cn_tools__out_line_part(cn_tools_out *o, const char *s, size_t kept, size_t 
 
 /* Arguments.  Each names the argument in its CN_EINVAL message. */
 int cn_tools__arg_str(json_object *args, const char *key, bool required, const char **out);
+/* A string argument known by two names (the reference's and ours: read's
+ * file_path and path): either is taken; both with different values is
+ * CN_EINVAL naming them. */
+int cn_tools__arg_str2(json_object *args, const char *key, const char *alias, bool required,
+                       const char **out);
 int cn_tools__arg_long(json_object *args, const char *key, long def, long min, long *out);
 int cn_tools__arg_bool(json_object *args, const char *key, bool def, bool *out);
 

@@ -12,6 +12,7 @@
 static void query_usage(FILE *f)
 {
     fputs("usage: codenib query [--repo R [--cache-dir D] | --manifest M] [--model M [--base-url URL]]\n"
+          "                     [--rerank-model M [--rerank-base-url URL]]\n"
           "                     [--skills A,B,...] [--harness FILE] [--max-turns N] [--trace FILE]\n"
           "                     [--offline] [--max-files N] [--max-symbols N] [--without SIGNALS]\n"
           "                     [--index LIST]\n"
@@ -33,8 +34,17 @@ static void query_usage(FILE *f)
           "  --manifest M     use the compiled index whose repo_manifest.json is M\n"
           "  --model M        chat model of an OpenAI-compatible endpoint\n"
           "  --base-url URL   the endpoint (default $CODENIB_BASE_URL, $OPENAI_BASE_URL);\n"
-          "                   the key comes from $CODENIB_API_KEY or $OPENAI_API_KEY\n"
-          "  --skills A,B     only these skills\n"
+          "                   the key comes from $CODENIB_API_KEY or $OPENAI_API_KEY;\n"
+          "                   the skills that call a chat model (llm_rerank,\n"
+          "                   extract_keywords) use this one too\n"
+          "  --rerank-model M model of a /rerank endpoint for crossencoder_rerank\n"
+          "                   (default $CODENIB_RERANK_MODEL; without one that skill\n"
+          "                   is not offered)\n"
+          "  --rerank-base-url URL  its endpoint (default $CODENIB_RERANK_BASE_URL,\n"
+          "                   then the chat endpoint)\n"
+          "  --skills A,B     only these skills; with a model, one of them that cannot\n"
+          "                   run (its index or its model is missing) is an error\n"
+          "                   naming what it needs\n"
           "  --harness FILE   agent options (YAML or JSON harness spec)\n"
           "  --max-turns N    agent turns at most\n"
           "  --trace FILE     write the agent's trace and context ledger (JSON Lines)\n"
@@ -93,6 +103,10 @@ int cn_cmd_query(int argc, char **argv)
             o.model = argv[++i];
         } else if (strcmp(a, "--base-url") == 0 && val) {
             o.base_url = argv[++i];
+        } else if (strcmp(a, "--rerank-model") == 0 && val) {
+            o.rerank_model = argv[++i];
+        } else if (strcmp(a, "--rerank-base-url") == 0 && val) {
+            o.rerank_base_url = argv[++i];
         } else if (strcmp(a, "--skills") == 0 && val) {
             o.skills = argv[++i];
         } else if (strcmp(a, "--harness") == 0 && val) {

@@ -238,7 +238,7 @@ int cn_served_refresh(cn_served *s)
     cn_status_free(&st);
     if (rc == 0) rc = cn_cache_current(s->cache, &dir);
     if (rc == 0 && (s->gen == NULL || strcmp(s->gen, dir) != 0)) {
-        cn_strv before = s->excluded, why = CN_STRV_INIT;
+        cn_strv before = s->excluded, why = CN_STRV_INIT, notes = CN_STRV_INIT;
         rc = cn_registry_set_repo_cache(s->reg, s->repo, s->cache);
         if (rc == CN_ECORRUPT && !s->no_compile) {
             /* a damaged index is rebuilt, not served or left in the way */
@@ -255,8 +255,11 @@ int cn_served_refresh(cn_served *s)
             dir = NULL;
             memset(&s->excluded, 0, sizeof s->excluded);
             cn_strv_free(&s->excluded_why);
-            rc = cn_resource_guard(s->reg, NULL, fresh, &s->excluded, &why);
+            rc = cn_resource_guard(s->reg, NULL, fresh, &s->excluded, &why, &notes);
             s->excluded_why = why;
+            /* --no-compile on a stale index: the skills serve it as it is */
+            for (size_t i = 0; rc == 0 && i < notes.len; i++) cn_served_log(s, "%s", notes.items[i]);
+            cn_strv_free(&notes);
             if (rc == 0) rc = model_guard(s);
             /* said once, and again only when a rebuild changes it */
             for (size_t i = 0; i < s->excluded.len; i++)

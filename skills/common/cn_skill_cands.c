@@ -41,8 +41,10 @@ int cn_sc_arg_limits(const cn_host *h, const cn_json *args, size_t *top_k, size_
 /* ------------------------------------------------------------ collect --- */
 
 /* Takes `text` over.  Nodes without content are left out, as are repeats
- * (a list merged from two retrievers may name a node twice). */
-static int cands_add(const cn_host *h, cn_sc_cands *cs, uint32_t node, char *text, size_t len, cn_error *err)
+ * (a list merged from two retrievers may name a node twice).  `first` is
+ * the first-stage score (NaN: unknown). */
+static int cands_add(const cn_host *h, cn_sc_cands *cs, uint32_t node, char *text, size_t len, double first,
+                     cn_error *err)
 {
     int seen = 0;
     for (size_t i = 0; i < cs->n && !seen; i++) seen = cs->v[i].node == node;
@@ -64,6 +66,8 @@ static int cands_add(const cn_host *h, cn_sc_cands *cs, uint32_t node, char *tex
     cs->v[cs->n].node = node;
     cs->v[cs->n].text = text;
     cs->v[cs->n].len = len;
+    cs->v[cs->n].first = first;
+    cs->v[cs->n].has_first = isfinite(first);
     cs->n++;
     return 0;
 }
@@ -110,6 +114,15 @@ static int given_text(const cn_host *h, const struct cn_index *idx, const cn_jso
     return 0;
 }
 
+/* The item's own "score" (what the retrieval skill gave it), NaN when it
+ * has none. */
+static double given_score(const cn_host *h, const cn_json *item)
+{
+    const cn_json *v = h->json->object_get(item, "score");
+    cn_json_type t = h->json->type(v);
+    return t == CN_JSON_INT || t == CN_JSON_DOUBLE ? h->json->get_double(v) : NAN;
+}
+
 /* One item of `nodes`: a result object of a retrieval skill, checked
  * against this index so results of another compile are not misread. */
 static int add_given(const cn_host *h, const struct cn_index *idx, const cn_json *item, size_t i,
@@ -142,7 +155,7 @@ static int add_given(const cn_host *h, const struct cn_index *idx, const cn_json
                             "(were the results made with another compile?)",
                             i, name, (long long)id, nd.qualname);
     if ((rc = given_text(h, idx, item, nd.id, &text, &len, err)) < 0) return rc;
-    return cands_add(h, cs, nd.id, text, len, err);
+    return cands_add(h, cs, nd.id, text, len, given_score(h, item), err);
 }
 
 static int collect_given(const cn_host *h, const struct cn_index *idx, const cn_json *nodes, cn_sc_cands *cs,
@@ -174,7 +187,7 @@ static int collect_bm25(const cn_host *h, const struct cn_index *idx, const char
     for (size_t i = 0; rc == 0 && i < n_hits; i++) {
         size_t len = 0;
         char *text = read_node_text(h, idx, hits[i].node, &len);
-        rc = cands_add(h, cs, hits[i].node, text, len, err);
+        rc = cands_add(h, cs, hits[i].node, text, len, hits[i].score, err);
     }
     h->free(hits);
     return rc;
@@ -238,5 +251,35 @@ int cn_sc_emit(const cn_host *h, const struct cn_index *idx, const cn_sc_cands *
         J->array_append(out, node);
     }
     h->free(order);
+    return cn_su_emit(h, out, result_json, err);
+}
+
+int cn_sc_rerank_recoverable(int code)
+{
+    return code < 0 && code != CN_ENOMEM;
+}
+
+int cn_sc_emit_unranked(const cn_host *h, const struct cn_index *idx, const cn_sc_cands *cs, size_t top_k,
+                        int with_content, const char *why, char **result_json, cn_error *err)
+{
+    const cn_json_services *J = h->json;
+    cn_su_node_opts o;
+    cn_json *out = J->new_array();
+
+    h->log(h, CN_LOG_WARNING, "the rerank failed, so the %zu candidate%s keep%s the first-stage order: %s", cs->n,
+           cs->n == 1 ? "" : "s", cs->n == 1 ? "s" : "", why);
+    for (size_t i = 0; i < cs->n && i < top_k; i++) {
+        const cn_sc_cand *c = &cs->v[i];
+        cn_json *node;
+        memset(&o, 0, sizeof o);
+        o.no_score = !c->has_first;
+        if ((node = cn_su_node_json(h, idx, c->node, c->first, &o, err)) == NULL) {
+            J->put(out);
+            return err->code;
+        }
+        if (with_content) J->object_set(node, "content", J->new_string_len(c->text, c->len));
+        J->object_set(node, "rerank_error", J->new_string(why));
+        J->array_append(out, node);
+    }
     return cn_su_emit(h, out, result_json, err);
 }

@@ -21,6 +21,8 @@ typedef struct cn_sc_cand {
     double score;      /* what the results are ranked by */
     double sum;        /* llm_rerank: sum of its scores over the windows it was in */
     unsigned seen;     /* llm_rerank: how many windows */
+    double first;      /* its first-stage score (the caller's "score", or BM25's) */
+    int has_first;     /* whether `first` is known */
 } cn_sc_cand;
 
 /* Candidates in their given (or BM25) order: the order breaks ties. */
@@ -54,5 +56,18 @@ size_t cn_sc_shown_len(const cn_sc_cand *c, size_t max_chars);
  * as result objects, with their whole text as "content" when with_content. */
 int cn_sc_emit(const cn_host *h, const struct cn_index *idx, const cn_sc_cands *cs, size_t top_k,
                int with_content, char **result_json, cn_error *err);
+
+/* When the model could not rerank (the endpoint failed, or its answer
+ * could not be read): the top_k candidates in their first-stage order,
+ * each with its first-stage score when known and "rerank_error": why, so
+ * the caller keeps a usable list and sees that it was not reranked.  The
+ * failure is logged as a warning too. */
+int cn_sc_emit_unranked(const cn_host *h, const struct cn_index *idx, const cn_sc_cands *cs, size_t top_k,
+                        int with_content, const char *why, char **result_json, cn_error *err);
+
+/* Whether a rerank failure with this code leaves the first-stage order
+ * (cn_sc_emit_unranked) rather than failing the call: any failure of the
+ * model or of its answer; not running out of memory. */
+int cn_sc_rerank_recoverable(int code);
 
 #endif /* CN_SKILL_CANDS_H */

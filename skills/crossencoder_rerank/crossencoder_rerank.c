@@ -90,7 +90,19 @@ static int ce_run(const cn_host *h, const cn_skill_context *ctx, const cn_json *
     if (cn_su_is_blank(query, strlen(query))) return cn_su_emit(h, h->json->new_array(), result_json, err);
     memset(&cs, 0, sizeof cs);
     rc = cn_sc_collect(h, ctx, args, query, &cs, err);
-    if (rc == 0 && cs.n > 0) rc = score_all(h, ctx, query, &cs, max_chars, err);
+    if (rc == 0 && cs.n > 0) {
+        rc = score_all(h, ctx, query, &cs, max_chars, err);
+        if (cn_sc_rerank_recoverable(rc)) {
+            /* The candidates are still worth having: keep their order, say why. */
+            char why[sizeof err->message];
+            memcpy(why, err->message, sizeof why);
+            memset(err, 0, sizeof *err);
+            rc = cn_sc_emit_unranked(h, ctx->index, &cs, top_k, cn_su_arg_bool(h, args, "return_content", 0), why,
+                                     result_json, err);
+            cn_sc_free(h, &cs);
+            return rc;
+        }
+    }
     if (rc == 0) {
         drop_unscored(h, &cs);
         rc = cn_sc_emit(h, ctx->index, &cs, top_k, cn_su_arg_bool(h, args, "return_content", 0), result_json, err);

@@ -413,7 +413,16 @@ static int lr_run(const cn_host *h, const cn_skill_context *ctx, const cn_json *
     /* A step past the window would leave candidates unranked. */
     if (step == 0 || step > size) step = size;
     if (r.cs.n > 0) rc = rank_all(&r, size, step, err);
-    if (rc == 0) rc = emit(&r, top_k, cn_su_arg_bool(h, args, "return_content", 0), result_json, err);
+    if (rc == 0) {
+        rc = emit(&r, top_k, cn_su_arg_bool(h, args, "return_content", 0), result_json, err);
+    } else if (cn_sc_rerank_recoverable(rc)) {
+        /* The candidates are still worth having: keep their order, say why. */
+        char why[sizeof err->message];
+        memcpy(why, err->message, sizeof why);
+        memset(err, 0, sizeof *err);
+        rc = cn_sc_emit_unranked(h, ctx->index, &r.cs, top_k, cn_su_arg_bool(h, args, "return_content", 0), why,
+                                 result_json, err);
+    }
     cn_sc_free(h, &r.cs);
     return rc;
 }

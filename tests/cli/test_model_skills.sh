@@ -56,6 +56,10 @@ req_has() { sed -n "$1p" "$LOG" | grep -q -F -- "$2"; }
 req_lacks() { ! req_has "$@"; }
 no_violations() { [ -s "$LOG" ] && ! grep -v -F '"violations":[]' "$LOG" | grep -q .; }
 statuses_are() { [ "$(sed 's/.*"status":\([0-9]*\).*/\1/' "$LOG" | tr '\n' ' ')" = "$1" ]; }
+# ids_are "3 4 5": the node ids of the result, in order.
+ids_are() { [ "$(grep -o '"node_id":[0-9]*' "$OUT" | cut -d: -f2 | tr '\n' ' ')" = "$1 " ]; }
+# kept_order N: exit 0 with N results, each saying the rerank failed.
+kept_order() { [ "$rc" -eq 0 ] && [ "$(grep -o '"rerank_error":' "$OUT" | wc -l)" -eq "$1" ]; }
 
 # ---- the repository ---------------------------------------------------------
 repo=$TMPBASE/repo
@@ -217,39 +221,52 @@ check "extract_keywords without a model: exit 1, says --model" sh -c '[ '"$rc"' 
 run crossencoder_rerank --args '{"query":"pool"}'
 check "crossencoder_rerank without a rerank endpoint says --rerank-model" err_has "needs a rerank endpoint (pass --rerank-model M"
 
+# A rerank that fails -- an answer that is no ranking, a refusal, garbage
+# from the server -- keeps the candidates in their first-stage order, each
+# saying why it was not reranked, and warns on standard error: the list is
+# still worth having (the reference keeps it too).
 script <<'EOF'
 {"endpoint":"chat","body":{"role":"assistant","content":"Passage two looks best."}}
 EOF
 start_server "$TMPBASE/script.jsonl"
 chat llm_rerank --args "{\"query\":\"pool\",\"nodes\":$three}"
-check "an answer that is no ranking: exit 1" rc_is 1
-check "CN_EPARSE message quoting the answer" err_has "the chat model's answer is not a ranking object {\"ranking\":[{\"index\",\"score\"}]}: \"Passage two looks best.\""
+check "an answer that is no ranking: the first-stage order is kept (exit 0)" kept_order 3
+check "in the given order" ids_are "3 4 5"
+check "without a score the caller did not give" sh -c '! grep -q "\"score\"" "$0"' "$OUT"
+check "each result says why" out_has '"rerank_error":"the chat model'"'"'s answer is not a ranking object {\"ranking\":[{\"index\",\"score\"}]}: \"Passage two looks best.\""'
+check "the failure is a warning on standard error" err_has "warning: the rerank failed, so the 3 candidates keep the first-stage order: the chat model's answer is not a ranking object"
 
 script <<'EOF'
 {"endpoint":"chat","body":{"role":"assistant","content":"{\"ranking\":[{\"index\":0,\"score\":1},{\"index\":2,\"score\":\"high\"}]}"}}
 {"endpoint":"chat","body":{"role":"assistant","content":null,"refusal":"I will not rank code."}}
 EOF
 start_server "$TMPBASE/script.jsonl"
-chat llm_rerank --args "{\"query\":\"pool\",\"nodes\":$three,\"window_size\":2}"
-check "a ranking without one usable entry: exit 1, names the window" err_has "the chat model's answer for window 1 of 2 (candidates 1-2) scores no passage: it has no entry with a passage number in range and a numeric score: \"{\"ranking\":[{\"index\":0"
+chat llm_rerank --args '{"query":"pool","window_size":2,"top_k":2,"nodes":[{"node_id":5,"score":7.5},{"node_id":3,"score":2},{"node_id":4,"score":0.5}]}'
+check "a ranking without one usable entry: the first-stage order, cut to top_k" kept_order 2
+check "the caller's order and scores" sh -c 'grep -q -F "\"node_id\":5,\"end_line\":8,\"score\":7.5," "$0" && grep -q -F "\"node_id\":3,\"end_line\":8,\"score\":2.0," "$0"' "$OUT"
+check "the reason names the window" out_has 'answer for window 1 of 2 (candidates 1-2) scores no passage: it has no entry with a passage number in range and a numeric score'
 check "only the first window was asked" requests_are chat 1
 chat llm_rerank --args "{\"query\":\"pool\",\"nodes\":$three}"
-check "a refusal is reported as such" err_has "the chat model refused to rank: I will not rank code."
+check "a refusal: the order kept, the refusal reported" sh -c '[ '"$rc"' -eq 0 ] && grep -q -F "the chat model refused to rank: I will not rank code." "$0"' "$OUT"
 
 script <<'EOF'
 {"endpoint":"chat","body":{"role":"assistant","content":"I cannot rank these."}}
 EOF
 start_server "$TMPBASE/script.jsonl"
-chat llm_rerank --args "{\"query\":\"pool\",\"nodes\":$three,\"format\":\"rankgpt\"}"
-check "a rankgpt answer naming no passage: exit 1 and says so" sh -c '[ '"$rc"' -eq 1 ] && grep -q -F "is not a RankGPT ranking such as [2] > [1] > [3]: \"I cannot rank these.\"" "$0"' "$ERR"
+chat llm_rerank --args '{"query":"connection pool timeout","candidates":2,"format":"rankgpt"}'
+check "a rankgpt answer naming no passage: the BM25 order kept" kept_order 2
+check "acquire then release, as bm25_search ranks them" ids_are "4 5"
+check "with their BM25 scores" sh -c '[ "$(grep -o "\"score\":[0-9.]*" "$0" | wc -l)" -eq 2 ]' "$OUT"
+check "and the reason" out_has 'is not a RankGPT ranking such as [2] > [1] > [3]: \"I cannot rank these.\"'
 
 script <<'EOF'
 {"endpoint":"chat","status":200,"raw":"<html><body>502 Bad Gateway</body></html>","headers":{"Content-Type":"text/html"}}
 EOF
 start_server "$TMPBASE/script.jsonl"
 chat llm_rerank --args "{\"query\":\"pool\",\"nodes\":$three}"
-check "a server answering garbage: exit 1, no crash" rc_is 1
-check "the reason names the skill, the endpoint and the problem" sh -c 'grep -q -F "skill '"'"'llm_rerank'"'"' failed: the chat/completions response from http://127.0.0.1:" "$0" && grep -q -F "is not valid JSON" "$0"' "$ERR"
+check "a server answering garbage: the order kept, no crash" kept_order 3
+check "the reason names the endpoint and the problem" sh -c 'grep -q -F "the chat/completions response from http://127.0.0.1:" "$0" && grep -q -F "is not valid JSON" "$0"' "$OUT"
+check "the warning names the skill" err_has "[llm_rerank] warning: the rerank failed"
 
 script <<'EOF'
 {"endpoint":"chat","status":500,"body":{"error":{"message":"try again","type":"server_error"}}}
@@ -288,6 +305,17 @@ EOF
 start_server "$TMPBASE/script.jsonl"
 rr --args "{\"query\":\"pool\",\"nodes\":$three}"
 check "a document the endpoint left out is dropped" out_is "[$ACQ,\"score\":0.5},$POOL,\"score\":0.25}]"
+script <<'EOF'
+{"endpoint":"rerank","status":200,"raw":"<html>rerank is down</html>","headers":{"Content-Type":"text/html"}}
+EOF
+start_server "$TMPBASE/script.jsonl"
+rr --args '{"query":"connection pool timeout","candidates":2}'
+check "a rerank endpoint answering garbage: the BM25 order kept (exit 0)" kept_order 2
+check "acquire then release" ids_are "4 5"
+check "the reason names the rerank endpoint" sh -c 'grep -q -F "\"rerank_error\":\"the rerank response from http://127.0.0.1:" "$0" && grep -q -F "is not valid JSON" "$0"' "$OUT"
+check "and a warning says so" err_has "[crossencoder_rerank] warning: the rerank failed, so the 2 candidates keep the first-stage order"
+rr --args '{"query":"pool","nodes":[{"node_id":999}]}'
+check "a bad argument is still an error, not a fallback" sh -c '[ '"$rc"' -eq 1 ] && grep -q "node_id 999 is not in this repository" "$0"' "$ERR"
 
 # ---- extract_keywords ----------------------------------------------------------
 script <<'EOF'

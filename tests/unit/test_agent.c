@@ -903,7 +903,8 @@ static void test_compile_table(void)
 }
 
 /* A registry whose repository was never compiled: the resource guard takes
- * out every skill that needs an index, and says so. */
+ * out every skill that needs an index, and says so; a skill asked for by
+ * name that cannot run is an error naming what it lacks. */
 static void test_resource_guard(void)
 {
     cn_buf s = CN_BUF_INIT;
@@ -928,13 +929,28 @@ static void test_resource_guard(void)
     say(&s, "ok");
     opts(&o, "bm25_search");
     b = run(&s, &o, "q", &r, &rc);
+    is_int(rc, CN_ENOCONTEXT, "guard: a skill asked for by name without its index is an error");
+    has_str(cn_error_last()->message, "skill bm25_search needs the bm25 index: the repository is not compiled",
+            "guard: naming the skill and the index");
+    is_int((int)json_object_array_length(b), 0, "guard: and the model is not asked");
+    cn_agent_result_free(&r);
+    cn_agent_options_free(&o);
+    json_object_put(b);
+
+    say(&s, "ok");
+    opts(&o, NULL);
+    b = run(&s, &o, "q", &r, &rc);
     is_int(rc, 0, "guard: run succeeds");
-    is_str(tool_names(req(b, 0)), "read,grep,glob", "guard: the skill needing bm25 is not offered");
+    ok(strstr(tool_names(req(b, 0)), "bm25_search") == NULL && strstr(tool_names(req(b, 0)), "read,grep,glob"),
+       "guard: the skill needing bm25 is not offered, the tools are");
     ok(r.warnings.len >= 1, "guard: warning in the result");
-    has_str(r.warnings.len ? r.warnings.items[0] : "", "bm25_search",
-            "guard: warning names the skill");
-    has_str(mstr(message(req(b, 0), 0), "content"), r.warnings.len ? r.warnings.items[0] : "(none)",
-            "guard: warning in the system prompt");
+    {
+        const char *w = "(no warning for bm25_search)";
+        for (size_t i = 0; i < r.warnings.len; i++)
+            if (strstr(r.warnings.items[i], "skill bm25_search needs the bm25 index")) w = r.warnings.items[i];
+        has_str(w, "bm25_search", "guard: warning names the skill");
+        has_str(mstr(message(req(b, 0), 0), "content"), w, "guard: warning in the system prompt");
+    }
     cn_agent_result_free(&r);
     cn_agent_options_free(&o);
     json_object_put(b);

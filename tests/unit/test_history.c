@@ -455,20 +455,25 @@ static void test_guard_decision(void)
         ok(0, "fixture metadata parses");
         return;
     }
-    ok(!cn_resource_guard_check(g, m, NULL, built, &why), "a missing graph excludes");
+    is_int(cn_resource_guard_check(g, m, NULL, built, &why), CN_GUARD_MISSING, "a missing graph excludes");
     is_str(why, "skill g needs the graph index: the compiled index has no graph part; recompile with --index ...,graph",
            "the reason names skill and index");
     free(why);
-    ok(cn_resource_guard_check(b, m, NULL, built + 100, &why) && why == NULL, "young bm25, optional vector: runs");
-    ok(!cn_resource_guard_check(b, m, NULL, built + 7200, &why), "too old excludes");
-    is_str(why, "skill b needs the bm25 index: it is too old (7200 s old, limit 3600 s); run `codenib compile`",
+    ok(cn_resource_guard_check(b, m, NULL, built + 100, &why) == CN_GUARD_OK && why == NULL,
+       "young bm25, optional vector: runs");
+    is_int(cn_resource_guard_check(b, m, NULL, built + 7200, &why), CN_GUARD_STALE, "too old: kept, as stale");
+    is_str(why, "skill b answers from the bm25 index, which is too old (7200 s old, limit 3600 s); run `codenib compile`",
            "the age is given");
     free(why);
     cn_strv_push(&stale, "2 file(s) changed since the index was built");
-    ok(!cn_resource_guard_check(b, m, &stale, built, &why), "a stale index excludes");
-    has_str(why, "it is stale (2 file(s) changed since the index was built)", "with the status reason");
+    is_int(cn_resource_guard_check(b, m, &stale, built, &why), CN_GUARD_STALE, "a stale index: kept, as stale");
+    has_str(why, "which is stale (2 file(s) changed since the index was built)", "with the status reason");
     free(why);
-    ok(!cn_resource_guard_check(g, NULL, NULL, built, &why), "nothing compiled excludes");
+    is_int(cn_resource_guard_check(g, m, &stale, built, &why), CN_GUARD_MISSING,
+           "stale and missing: the missing index decides");
+    has_str(why, "has no graph part", "and is the reason");
+    free(why);
+    is_int(cn_resource_guard_check(g, NULL, NULL, built, &why), CN_GUARD_MISSING, "nothing compiled excludes");
     has_str(why, "not compiled", "saying so");
     free(why);
     cn_strv_free(&stale);
@@ -524,7 +529,7 @@ static char *compile_copy(char **repo_out)
 
 static void test_guard_registry(cn_registry *reg, const char *repo, const char *dir)
 {
-    cn_strv ex = CN_STRV_INIT, warn = CN_STRV_INIT;
+    cn_strv ex = CN_STRV_INIT, warn = CN_STRV_INIT, notes = CN_STRV_INIT;
     char *added;
 
     cn_registry_add_inprocess(reg, meta("skill_id: needs_graph\nskill_type: custom\nindex_requirements: [graph, bm25]\n"),
@@ -532,11 +537,13 @@ static void test_guard_registry(cn_registry *reg, const char *repo, const char *
     cn_registry_add_inprocess(reg, meta("skill_id: needs_vector\nskill_type: custom\nindex_requirements: [vector]\n"),
                               echo_fn, NULL, NULL);
     cn_registry_add_inprocess(reg, meta("skill_id: needs_nothing\nskill_type: custom\n"), echo_fn, NULL, NULL);
-    is_int(cn_resource_guard(reg, NULL, false, &ex, &warn), 0, "the guard runs on the registry's index");
+    is_int(cn_resource_guard(reg, NULL, false, &ex, &warn, &notes), 0, "the guard runs on the registry's index");
     ok(ex.len == 1 && strcmp(ex.items[0], "needs_vector") == 0, "only the vector skill is excluded");
     ok(warn.len == 1, "one warning");
     is_str(warn.len ? warn.items[0] : "(none)", "skill needs_vector needs the vector index: the compiled index has no vector "
                                         "part; recompile with --index ...,vector", "naming skill, index and why");
+    ok(notes.len == 0, "a fresh index: no note");
+    cn_strv_free(&notes);
     cn_strv_free(&ex);
     cn_strv_free(&warn);
 
@@ -550,26 +557,29 @@ static void test_guard_registry(cn_registry *reg, const char *repo, const char *
     }
     {
         char *mpath = cn_path_join(dir, "repo_manifest.json");
-        is_int(cn_resource_guard(reg, mpath, false, &ex, &warn), 0, "the guard runs on a manifest path");
+        is_int(cn_resource_guard(reg, mpath, false, &ex, &warn, &notes), 0, "the guard runs on a manifest path");
         free(mpath);
     }
-    ok(cn_strv_contains(&ex, "needs_graph") && cn_strv_contains(&ex, "needs_vector") &&
-           !cn_strv_contains(&ex, "needs_nothing"),
-       "a stale index excludes the graph skill too");
-    {
-        const char *w = "(no warning for needs_graph)";
-        for (size_t i = 0; i < warn.len; i++)
-            if (strstr(warn.items[i], "needs_graph")) w = warn.items[i];
-        has_str(w, "skill needs_graph needs the graph index: it is stale (1 file(s) added since the index was built)",
-                "the staleness reason");
-    }
+    ok(!cn_strv_contains(&ex, "needs_graph") && cn_strv_contains(&ex, "needs_vector") &&
+           !cn_strv_contains(&ex, "needs_nothing") && ex.len == 1 && warn.len == 1,
+       "a stale index keeps the graph skill; only the missing vector index excludes");
+    ok(notes.len == 1, "one note for the stale index");
+    has_str(notes.len ? notes.items[0] : "(none)",
+            "The compiled index is stale (1 file(s) added since the index was built): ", "giving the reason once");
+    has_str(notes.len ? notes.items[0] : "(none)", "needs_graph answers from the index as it was built",
+            "naming the skill it concerns");
+    ok(notes.len && strstr(notes.items[0], "needs_nothing") == NULL && strstr(notes.items[0], "needs_vector") == NULL,
+       "and not the skills without an index, nor the excluded one");
     cn_strv_free(&ex);
     cn_strv_free(&warn);
-    is_int(cn_resource_guard(reg, NULL, true, &ex, &warn), 0, "the guard runs with freshness known");
+    cn_strv_free(&notes);
+    is_int(cn_resource_guard(reg, NULL, true, &ex, &warn, &notes), 0, "the guard runs with freshness known");
     ok(!cn_strv_contains(&ex, "needs_graph") && cn_strv_contains(&ex, "needs_vector"),
        "known_fresh: the repository is not compared again, only missing indexes exclude");
+    ok(notes.len == 0, "known_fresh: no stale note");
     cn_strv_free(&ex);
     cn_strv_free(&warn);
+    cn_strv_free(&notes);
     unlink(added);
     free(added);
 }

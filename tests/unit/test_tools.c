@@ -178,6 +178,26 @@ static void test_read(const cn_tools_config *c)
                "read: a FIFO is refused without blocking");
     expect_err(c, "read", "{\"path\":\"nope.txt\"}", CN_ENOTFOUND, "nope.txt", "read: missing file");
     expect_err(c, "read", "{}", CN_EINVAL, "'path'", "read: missing path is named");
+    /* file_path is the reference's name for the file: prompts written for
+     * the original call read with it */
+    expect(c, "read", "{\"file_path\":\"a.txt\",\"offset\":2,\"limit\":1}",
+           "     2\tbeta\n[showing lines 2-2 of 4; read on with offset=3]\n", "read: file_path names the file");
+    expect(c, "read", "{\"file_path\":\"a.txt\",\"path\":\"a.txt\",\"offset\":4}", "     4\tBeta two\n",
+           "read: file_path and path may both be given when they agree");
+    expect_err(c, "read", "{\"file_path\":\"a.txt\",\"path\":\"empty.txt\"}", CN_EINVAL,
+               "arguments 'file_path' (\"a.txt\") and 'path' (\"empty.txt\") name the same thing differently",
+               "read: file_path and path that disagree are refused, naming both");
+    expect_err(c, "read", "{\"file_path\":\"../x\"}", CN_EDENIED, "'..' is refused",
+               "read: file_path is confined like path");
+    expect_err(c, "read", "{}", CN_EINVAL, "missing required argument 'file_path' (a string; 'path' is accepted too)",
+               "read: the missing argument is named by both its names");
+    {
+        json_object *a = json_tokener_parse("{\"file_path\":\"x.py\"}"), *b = json_tokener_parse("{\"path\":\"y.py\"}");
+        const char *pa = cn_tool_read_path(a), *pb = cn_tool_read_path(b);
+        ok(pa && strcmp(pa, "x.py") == 0 && pb && strcmp(pb, "y.py") == 0, "read path: from file_path, else path");
+        json_object_put(a);
+        json_object_put(b);
+    }
     expect_err(c, "read", "{\"path\":7}", CN_EINVAL, "'path' must be a string", "read: path type");
     expect_err(c, "read", "{\"path\":\"a.txt\",\"limit\":0}", CN_EINVAL, "'limit' must be at least 1",
                "read: limit 0 refused");
@@ -537,6 +557,14 @@ static void test_dispatch(const cn_tools_config *c)
         json_object_put(s);
     }
     ok(cn_tool_schema("write") == NULL, "schema: unknown tool has none");
+    {
+        json_object *s = cn_tool_schema("read");
+        const char *t = s ? json_object_to_json_string_ext(s, JSON_C_TO_STRING_PLAIN) : "";
+        ok(strstr(t, "\"required\":[\"file_path\"]") && strstr(t, "\"file_path\":{\"type\":\"string\"") &&
+               strstr(t, "\"path\":{\"type\":\"string\""),
+           "schema: read offers the reference's file_path (required) and path");
+        json_object_put(s);
+    }
 }
 
 int main(void)
