@@ -1,7 +1,8 @@
 #!/bin/sh
 # Index gaps found on real issues (issue 20), each on a small repository
 # compiled and asked through the CLI:
-#  - JavaScript methods defined by assignment (express's res.send);
+#  - JavaScript methods defined by assignment (express's res.send), and
+#    the same rules in TypeScript and TSX;
 #  - a C function whose header #ifdef branches split (jq's main);
 #  - C++ headers named .h (fmt): C++ by their content or by the
 #    repository's other sources, alike in a full and an incremental compile;
@@ -57,6 +58,31 @@ JS
   check "[js] module.exports = async (req, reply) => ... is the function module.exports, lines 3-5" \
     out_has '"node_name":"api/index.js:module.exports","type":"function","file":"api/index.js","start_line":3,'
 fi
+
+# the same assignment and object-literal rules in TypeScript and TSX
+for ts in typescript tsx; do
+  has "$ts" || continue
+  ext=ts; [ "$ts" = tsx ] && ext=tsx
+  r=$TMPBASE/$ts
+  mkdir -p "$r/src"
+  cat >"$r/src/app.$ext" <<'TS'
+const app: any = {};
+app.handle = function (req: string): number {
+  return req.length;
+};
+proto.render = (x: number) => x * 2;
+export const helpers = {
+  wrap(text: string) { return text; },
+  clip: (t: string) => t.slice(0, 3),
+};
+TS
+  cn_t 120 compile "$r" --cache-dir "$TMPBASE/c$ts" --json
+  check "[$ts] compiles" rc_is 0
+  for sym in app.handle proto.render helpers.wrap helpers.clip; do
+    cn_t 60 run lsp_definition --repo "$r" --cache-dir "$TMPBASE/c$ts" --args "{\"symbol\": \"$sym\"}"
+    check "[$ts] $sym is a method of src/app.$ext" out_has "\"node_name\":\"src/app.$ext:$sym\",\"type\":\"method\""
+  done
+done
 
 if has c; then
   r=$TMPBASE/c
