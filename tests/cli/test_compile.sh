@@ -269,13 +269,17 @@ rm "$repo/src/ring.h"
 cn status "$repo" --cache-dir "$cache"
 check "status: a removed file" out_has "1 file(s) removed"
 
-# The lock: a held lock makes --no-wait fail, naming who holds it.
+# The lock: a held lock makes --no-wait fail, naming who holds it.  The
+# holder keeps the lock until the compile has answered (a fixed hold ran
+# out before a compile under valgrind on a loaded machine got to the lock).
 printf 'pid 12345 since 0\n' > "$cache/lock"
-( flock -x 9; sleep 3 ) 9>>"$cache/lock" &
+( flock -x 9; : > "$TMPBASE/locked"; i=0
+  while [ ! -e "$TMPBASE/unlock" ] && [ $i -lt 6000 ]; do sleep 0.05; i=$((i + 1)); done ) 9>>"$cache/lock" &
 holder=$!
-sleep 0.5
+i=0; while [ ! -e "$TMPBASE/locked" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
 cn compile "$repo" --cache-dir "$cache" --no-wait --quiet
 check "--no-wait fails while another compile holds the lock" sh -c '[ '"$rc"' -eq 1 ] && grep -q "another compile of this repository is running" "$0"' "$ERR"
+: > "$TMPBASE/unlock"
 wait $holder
 
 # Corrupt indexes are refused with a clear error, not a crash.
