@@ -84,7 +84,7 @@ static const struct {
     {"paths", CN_PL_SIG_PATHS},           {"file-weight", CN_PL_SIG_FILE_WEIGHT},
     {"short-seeds", CN_PL_SIG_SHORT_SEEDS}, {"aside", CN_PL_SIG_ASIDE},
     {"file-bm25", CN_PL_SIG_FILE_BM25},     {"generated", CN_PL_SIG_GENERATED},
-    {"infile", CN_PL_SIG_INFILE},
+    {"infile", CN_PL_SIG_INFILE},         {"minority", CN_PL_SIG_MINORITY},
 };
 
 int cn_planner_signals_parse(const char *list, unsigned *mask)
@@ -675,9 +675,15 @@ static int build_contract(const run *r, cn_plan *p)
     if (rc == 0 && r->reg->index != NULL) {
         cn_strv whole = CN_STRV_INIT;
         if (on(r, CN_PL_SIG_FILE_BM25)) rc = cn_pl_file_bm25(r->reg->index, r->question, WHOLE_FILES, &whole);
-        if (rc == 0)
-            rc = cn_pl_fuse_files(p->files, &whole, on(r, CN_PL_SIG_GENERATED) ? r->reg->index->repo_root : NULL,
-                                  &r->paths);
+        if (rc == 0) {
+            cn_pl_fuse_opts fo = {
+                .named = &r->paths,
+                .repo_root = on(r, CN_PL_SIG_GENERATED) ? r->reg->index->repo_root : NULL,
+                .nodes = on(r, CN_PL_SIG_MINORITY) ? r->reg->index->nodes : NULL,
+                .demote_aside = on(r, CN_PL_SIG_ASIDE),
+            };
+            rc = cn_pl_fuse_files(p->files, &whole, &fo);
+        }
         cn_strv_free(&whole);
     }
     for (size_t i = 0; rc == 0 && i < json_object_array_length(p->files) && p->contract.files.len < r->o.max_files;

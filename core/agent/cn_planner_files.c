@@ -36,6 +36,18 @@
  * tables of every name in the grammar match any question.  Only the files
  * that can still reach the answer are looked at. */
 #define GENERATED_SHARE 0.5
+/* A file in a language that has under MINOR_SHARE of the repository's
+ * non-test files (fmt's Python support scripts beside its C++, a
+ * TypeScript project's JavaScript build files) keeps MINOR_KEEP of its
+ * score unless the question names it: issues are about the language the
+ * project is written in.  At 10% it moves nothing on the multilingual
+ * development set; at 40% it takes fmt's scripts out of the top five
+ * (bench/README.md).  An aside file keeps ASIDE_KEEP after the fusion as
+ * it does before it (cn_pl_rank_files), or whole-file BM25 lifts the
+ * documentation and examples that repeat the question's words back. */
+#define MINOR_SHARE 0.4
+#define MINOR_KEEP 0.5
+#define ASIDE_KEEP 0.5
 #define GENERATED_CHECKED 40
 #define GENERATED_HEAD 2048
 
@@ -155,19 +167,72 @@ static void add_why(json_object *file, const char *text)
         json_object_array_add(why, json_object_new_string(text));
 }
 
-int cn_pl_fuse_files(json_object *files, const cn_strv *whole, const char *repo_root, const cn_strv *named)
+/* Non-test files per language (at most 64 languages, as the node table). */
+typedef struct lang_count {
+    const char *lang[64];
+    size_t n[64];
+    size_t n_langs, total;
+} lang_count;
+
+static void count_languages(const cn_nodes *nodes, lang_count *lc)
 {
+    uint32_t nf = cn_nodes_file_count(nodes);
+    memset(lc, 0, sizeof *lc);
+    for (uint32_t i = 0; i < nf; i++) {
+        cn_file_view f;
+        size_t k;
+        if (cn_nodes_file(nodes, i, &f) < 0 || f.is_test || f.language == NULL) continue;
+        for (k = 0; k < lc->n_langs; k++)
+            if (strcmp(lc->lang[k], f.language) == 0) break;
+        if (k == lc->n_langs) {
+            if (k == sizeof lc->lang / sizeof lc->lang[0]) continue;
+            lc->lang[lc->n_langs++] = f.language;
+        }
+        lc->n[k]++;
+        lc->total++;
+    }
+}
+
+static int is_minor(const cn_nodes *nodes, const lang_count *lc, const char *path)
+{
+    cn_file_view f;
+    if (lc->n_langs < 2 || cn_nodes_find_file(nodes, path, &f) < 0 || f.language == NULL) {
+        cn_error_clear();
+        return 0;
+    }
+    for (size_t k = 0; k < lc->n_langs; k++)
+        if (strcmp(lc->lang[k], f.language) == 0) return (double)lc->n[k] < MINOR_SHARE * (double)lc->total;
+    return 0;   /* a test-only language: the test rules judge it */
+}
+
+int cn_pl_language_minor(const cn_nodes *nodes, const char *path)
+{
+    lang_count lc;
+    if (nodes == NULL || path == NULL) return 0;
+    count_languages(nodes, &lc);
+    return is_minor(nodes, &lc, path);
+}
+
+int cn_pl_fuse_files(json_object *files, const cn_strv *whole, const cn_pl_fuse_opts *o)
+{
+    const char *repo_root = o != NULL ? o->repo_root : NULL;
+    const cn_strv *named = o != NULL ? o->named : NULL;
+    const cn_nodes *nodes = o != NULL ? o->nodes : NULL;
+    int demote_aside = o != NULL && o->demote_aside;
+    lang_count lc;
     size_t n = json_object_array_length(files);
     int rootfd = -1;
     fused *f;
     json_object *tmp;
 
-    if (n == 0 || ((whole == NULL || whole->len == 0) && repo_root == NULL)) return 0;   /* nothing to move */
+    if (n == 0 || ((whole == NULL || whole->len == 0) && repo_root == NULL && nodes == NULL))
+        return 0;   /* nothing to move */
     if ((f = calloc(n, sizeof *f)) == NULL || (tmp = json_object_new_array()) == NULL) {
         free(f);
         return cn_error_set(CN_ENOMEM, "planner: out of memory (file fusion)");
     }
     if (repo_root != NULL) rootfd = open(repo_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (nodes != NULL) count_languages(nodes, &lc);
     for (size_t i = 0; i < n; i++) {
         json_object *path = NULL;
         const char *p;
@@ -194,6 +259,14 @@ int cn_pl_fuse_files(json_object *files, const cn_strv *whole, const char *repo_
             cn_pl_file_is_generated(rootfd, p)) {
             f[i].score *= GENERATED_SHARE;
             add_why(f[i].file, "says it was generated");
+        }
+        /* without a whole-file ranking the node-based score, halved already, stands */
+        if (p != NULL && demote_aside && whole != NULL && whole->len > 0 && !cn_pl_path_mentioned(p, named) &&
+            cn_pl_path_is_aside(p))
+            f[i].score *= ASIDE_KEEP;   /* its "why" says so already */
+        if (p != NULL && nodes != NULL && !cn_pl_path_mentioned(p, named) && is_minor(nodes, &lc, p)) {
+            f[i].score *= MINOR_KEEP;
+            add_why(f[i].file, "in a language the repository seldom uses");
         }
         /* the score the symbols are weighed by (cn_planner.c) is now this one */
         json_object_object_add(f[i].file, "score", json_object_new_double(f[i].score));

@@ -56,7 +56,7 @@ static void query_usage(FILE *f)
           "  --without LIST   offline: switch planner signals off, to see what each is\n"
           "                   worth: route, bm25, bm25-seeds, bm25-errors, title, hybrid,\n"
           "                   names, literals, expand, seed-bonus, paths, file-weight,\n"
-          "                   short-seeds, aside, file-bm25, generated, infile\n"
+          "                   short-seeds, aside, file-bm25, generated, infile, minority\n"
           "  --no-compile     fail instead of compiling a missing or stale index\n"
           "  --json           print the whole result as JSON\n"
           "  --quiet          no progress display\n"

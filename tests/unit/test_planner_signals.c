@@ -4,7 +4,9 @@
  * weighed down) and literal matching (cn_pl_literal_matches: verbatim
  * text, the longest whole-word prefix of a message that ends in the
  * user's values, --options, test files and over-common text left out),
- * and the file prior against documentation, examples and benchmarks. */
+ * and the file priors against documentation, examples and benchmarks and
+ * against files in a language the repository seldom uses, before and after
+ * the whole-file fusion (cn_pl_fuse_files). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +93,8 @@ static void write_repo(void)
     for (int i = 0; i < 45; i++)
         cn_buf_printf(&many, "def common_%d():\n    return 'shared boilerplate text'\n\n\n", i);
     write_file("pkg/many.py", many.data);
+    /* one JavaScript file beside five Python ones: a minority language */
+    write_file("tools/gen_table.js", "function genTable(rows) {\n  return rows.join('|');\n}\n");
     cn_buf_free(&many);
 }
 
@@ -289,6 +293,73 @@ static void test_aside(void)
     cn_pl_pool_free(&pool);
 }
 
+static json_object *file_entry(const char *path, double score)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "path", json_object_new_string(path));
+    json_object_object_add(o, "score", json_object_new_double(score));
+    json_object_object_add(o, "why", json_object_new_array());
+    return o;
+}
+
+/* Two files ranked a, b by the nodes and a, b by whole-file BM25 too;
+ * returns the first path after cn_pl_fuse_files with `o`. */
+static char *fused_first(const char *a, const char *b, const cn_pl_fuse_opts *o)
+{
+    json_object *files = json_object_new_array();
+    cn_strv whole = CN_STRV_INIT;
+    char *first;
+    json_object_array_add(files, file_entry(a, 2.0));
+    json_object_array_add(files, file_entry(b, 1.9));
+    cn_strv_push(&whole, a);
+    cn_strv_push(&whole, b);
+    if (cn_pl_fuse_files(files, &whole, o) < 0) diag("fuse: %s", cn_error_last()->message);
+    first = cn_strdup(file_at(files, 0));
+    cn_strv_free(&whole);
+    json_object_put(files);
+    return first;
+}
+
+static void test_fuse_priors(struct cn_index *idx)
+{
+    cn_strv named = CN_STRV_INIT;
+    cn_pl_fuse_opts o = {0};
+    char *s;
+
+    ok(cn_pl_language_minor(idx->nodes, "tools/gen_table.js") == 1, "minority: one JavaScript file of six is minor");
+    ok(cn_pl_language_minor(idx->nodes, "pkg/options.py") == 0, "minority: the Python files are not");
+    ok(cn_pl_language_minor(idx->nodes, "pkg/absent.c") == 0 && cn_pl_language_minor(NULL, "pkg/options.py") == 0,
+       "minority: a path the index lacks, or no index, is not minor");
+
+    s = fused_first("tools/gen_table.js", "pkg/options.py", &o);
+    is_str(s, "tools/gen_table.js", "fusion: with no prior the better file stays first");
+    free(s);
+    o.nodes = idx->nodes;
+    s = fused_first("tools/gen_table.js", "pkg/options.py", &o);
+    is_str(s, "pkg/options.py", "fusion: the minority-language file drops below the Python one");
+    free(s);
+    cn_strv_push(&named, "gen_table.js");
+    o.named = &named;
+    s = fused_first("tools/gen_table.js", "pkg/options.py", &o);
+    is_str(s, "tools/gen_table.js", "fusion: not when the question names it");
+    free(s);
+
+    memset(&o, 0, sizeof o);
+    s = fused_first("doc/demo.py", "pkg/format.py", &o);
+    is_str(s, "doc/demo.py", "fusion: without the aside prior whole-file BM25 keeps the documentation first");
+    free(s);
+    o.demote_aside = 1;
+    s = fused_first("doc/demo.py", "pkg/format.py", &o);
+    is_str(s, "pkg/format.py", "fusion: with it, the code ranks above the documentation after the fusion too");
+    free(s);
+    o.named = &named;
+    cn_strv_push(&named, "doc/demo.py");
+    s = fused_first("doc/demo.py", "pkg/format.py", &o);
+    is_str(s, "doc/demo.py", "fusion: a named aside file is not demoted");
+    free(s);
+    cn_strv_free(&named);
+}
+
 int main(void)
 {
     const char *base = getenv("TMPDIR");
@@ -307,6 +378,7 @@ int main(void)
     if (idx != NULL) {
         test_names(idx);
         test_literals(idx);
+        test_fuse_priors(idx);
         cn_index_close(idx);
     }
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
