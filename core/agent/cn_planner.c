@@ -85,6 +85,7 @@ static const struct {
     {"short-seeds", CN_PL_SIG_SHORT_SEEDS}, {"aside", CN_PL_SIG_ASIDE},
     {"file-bm25", CN_PL_SIG_FILE_BM25},     {"generated", CN_PL_SIG_GENERATED},
     {"infile", CN_PL_SIG_INFILE},         {"minority", CN_PL_SIG_MINORITY},
+    {"vendored", CN_PL_SIG_VENDORED},
 };
 
 int cn_planner_signals_parse(const char *list, unsigned *mask)
@@ -678,7 +679,9 @@ static int build_contract(const run *r, cn_plan *p)
         if (rc == 0) {
             cn_pl_fuse_opts fo = {
                 .named = &r->paths,
-                .repo_root = on(r, CN_PL_SIG_GENERATED) ? r->reg->index->repo_root : NULL,
+                .repo_root = r->reg->index->repo_root,
+                .generated = on(r, CN_PL_SIG_GENERATED),
+                .vendored = on(r, CN_PL_SIG_VENDORED),
                 .nodes = on(r, CN_PL_SIG_MINORITY) ? r->reg->index->nodes : NULL,
                 .demote_aside = on(r, CN_PL_SIG_ASIDE),
             };

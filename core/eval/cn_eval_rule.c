@@ -9,6 +9,7 @@
  * and the test file names each language's conventions use.  For Python it
  * keeps the dataset's historical rule (LocAgent's) and adds only the doc
  * directories. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
@@ -165,4 +166,13 @@ bool cn_eval_is_indexed(const cn_eval_langs *l, const char *path)
      * a second, empty home for every name */
     if (strcasecmp(dot, ".pyi") == 0 || (dot - base > 2 && strncasecmp(dot - 2, ".d.ts", 5) == 0)) return false;
     return !cn_eval_is_test_or_doc(path);
+}
+
+bool cn_eval_is_licence(const char *path)
+{
+    const char *base;
+
+    if (path == NULL) return false;
+    base = strrchr(path, '/');
+    return cn_is_licence_name(base ? base + 1 : path) && !cn_eval_is_test_or_doc(path);
 }

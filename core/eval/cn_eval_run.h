@@ -50,6 +50,11 @@ bool cn_eval_is_test_or_doc(const char *path);
  * (cn_eval_is_test_or_doc).  `path` is relative to the repository root,
  * '/'-separated. */
 bool cn_eval_is_indexed(const cn_eval_langs *l, const char *path);
+/* Whether `path` is a licence file ("LICENSE", "COPYING.txt",
+ * "ICU-license.html") outside test and doc trees: written beside the
+ * indexed files, as a checkout has them, since the planner reads a
+ * directory's own licence as the mark of vendored code. */
+bool cn_eval_is_licence(const char *path);
 
 /* ---- a commit's indexed files (cn_eval_tree.c) -------------------------- */
 
@@ -65,7 +70,8 @@ typedef struct cn_eval_tree_stats {
     bool reused;             /* DEST was there already and was left as is */
 } cn_eval_tree_stats;
 
-/* Writes the indexed files (cn_eval_is_indexed with `langs`) of `commit`
+/* Writes the indexed files (cn_eval_is_indexed with `langs`) and the
+ * licence files (cn_eval_is_licence) of `commit`
  * (any name git resolves to a commit) in the bare repository `git_dir`
  * under `dest`, with
  * their modes (0644, or 0755 for an executable).  Only regular files are

@@ -265,7 +265,7 @@ static int take_record(const tree_ctx *c, tree_list *l, char *rec, size_t n)
         c->st->rejected++;
         return 0;
     }
-    if (!cn_eval_is_indexed(c->langs, path)) {
+    if (!cn_eval_is_indexed(c->langs, path) && !cn_eval_is_licence(path)) {
         c->st->skipped++;
         return 0;
     }

@@ -1,6 +1,7 @@
 /* Small string, path and file helpers. */
 #include "cn_util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -152,4 +153,30 @@ char *cn_strprintf(const char *fmt, ...)
         return b.oom ? NULL : cn_strdup("");
     }
     return cn_buf_steal(&b);
+}
+
+bool cn_is_licence_name(const char *base)
+{
+    static const char *const words[] = {"license", "licence", "copying"};
+    static const char *const exts[] = {"", ".txt", ".md", ".rst", ".html", ".htm", ".lib", ".lesser"};
+    char low[128];
+    size_t n = base ? strlen(base) : 0;
+    const char *dot;
+
+    if (n == 0 || n >= sizeof low) return false;
+    for (size_t i = 0; i <= n; i++) low[i] = (char)tolower((unsigned char)base[i]);
+    dot = strrchr(low, '.');
+    if (dot != NULL) {
+        bool text = false;
+        for (size_t i = 1; i < sizeof exts / sizeof exts[0] && !text; i++) text = strcmp(dot, exts[i]) == 0;
+        if (!text) return false;
+        low[dot - low] = '\0';
+    }
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        size_t w = strlen(words[i]), m = strlen(low);
+        if (strncmp(low, words[i], w) == 0 && (low[w] == '\0' || low[w] == '-' || low[w] == '_')) return true;
+        if (m > w && strcmp(low + m - w, words[i]) == 0 && (low[m - w - 1] == '-' || low[m - w - 1] == '_'))
+            return true;
+    }
+    return false;
 }

@@ -76,6 +76,12 @@ char *cn_path_join(const char *a, const char *b);
  * whether it does not exist or is not a directory. */
 int cn_repo_realpath(const char *path, char **out);
 bool cn_str_has_suffix(const char *s, const char *suffix);
+/* Whether a file name (no directory) names a licence: LICENSE, LICENCE or
+ * COPYING, alone, with a variant after '-' or '_' (LICENSE-MIT), after
+ * '-' or '_' (ICU-license) or with a text extension (.txt .md .rst .html
+ * .htm); COPYING.LIB too.  Case does not matter; a source file such as
+ * license.py is none. */
+bool cn_is_licence_name(const char *base);
 /* Reads a whole file (NUL-terminated).  Errors name the path. */
 int cn_file_read(const char *path, size_t max_bytes, char **out, size_t *len);
 /* Writes data[0, len) to `path` all or nothing: a temporary file beside

@@ -118,6 +118,13 @@ static void test_rule(void)
     ok(cn_eval_is_indexed(&py, "mytests/x.py"), "'mytests/' is not 'tests/'");
     ok(cn_eval_is_indexed(&py, "pkg/contest.py"), "contest.py is not conftest.py");
     ok(!cn_eval_is_indexed(&py, "README.md"), "not .py: left out");
+    ok(cn_eval_is_licence("COPYING") && cn_eval_is_licence("src/decNumber/ICU-license.html") &&
+           cn_eval_is_licence("crate/LICENSE-MIT") && cn_eval_is_licence("Licence.txt"),
+       "licence files at any depth are written beside the indexed files");
+    ok(!cn_eval_is_licence("README.md") && !cn_eval_is_licence("tests/fixtures/LICENSE") &&
+           !cn_eval_is_licence("docs/license.rst") && !cn_eval_is_licence("src/license.py") &&
+           !cn_eval_is_licence("pkg/licenses.c") && cn_eval_is_licence("COPYING.LIB"),
+       "not other files (a source file about licences), nor licences in test or doc trees");
     ok(!cn_eval_is_indexed(&py, "a.pyc"), ".pyc: left out");
     ok(!cn_eval_is_indexed(&py, "pkg/a.pyi"), ".pyi: left out");
     ok(!cn_eval_is_indexed(&py, "tests/a.py"), "under tests/: left out");

@@ -6,7 +6,9 @@
  * user's values, --options, test files and over-common text left out),
  * and the file priors against documentation, examples and benchmarks and
  * against files in a language the repository seldom uses, before and after
- * the whole-file fusion (cn_pl_fuse_files). */
+ * the whole-file fusion (cn_pl_fuse_files), and against code copied in
+ * from another project under a licence of its own. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +97,13 @@ static void write_repo(void)
     write_file("pkg/many.py", many.data);
     /* one JavaScript file beside five Python ones: a minority language */
     write_file("tools/gen_table.js", "function genTable(rows) {\n  return rows.join('|');\n}\n");
+    /* a licence at the root; a copied-in library with a licence of its
+     * own; a crate that carries the root's licence again */
+    write_file("LICENSE", "Apache License 2.0\n");
+    write_file("pkg/decnum/ICU-license.html", "<html>ICU License</html>\n");
+    write_file("pkg/decnum/num.py", "def dec_add(a, b):\n    return a\n");
+    write_file("crate/LICENSE", "Apache License 2.0\n");
+    write_file("crate/lib.py", "def crate_entry():\n    return 1\n");
     cn_buf_free(&many);
 }
 
@@ -320,13 +329,48 @@ static char *fused_first(const char *a, const char *b, const cn_pl_fuse_opts *o)
     return first;
 }
 
+static void test_vendored(struct cn_index *idx)
+{
+    char repo[600], link[700], target[700];
+    cn_strv rl = CN_STRV_INIT;
+    cn_pl_fuse_opts o = {0};
+    char *s;
+    int rootfd;
+
+    snprintf(repo, sizeof repo, "%s/repo", tmpdir);
+    snprintf(link, sizeof link, "%s/linked", repo);
+    snprintf(target, sizeof target, "%s/pkg/decnum", repo);
+    if (symlink(target, link) != 0) diag("symlink failed");
+    rootfd = open(repo, O_RDONLY | O_DIRECTORY);
+    cn_pl_root_licences(rootfd, &rl);
+    ok(rl.len == 1 && strcmp(rl.items[0], "license") == 0, "vendored: the root's licence files, lowercased");
+    ok(cn_pl_file_is_vendored(rootfd, "pkg/decnum/num.py", &rl) == 1,
+       "vendored: a file under a directory with a licence of its own");
+    ok(cn_pl_file_is_vendored(rootfd, "pkg/options.py", &rl) == 0 && cn_pl_file_is_vendored(rootfd, "LICENSE", &rl) == 0,
+       "vendored: not the project's own files");
+    ok(cn_pl_file_is_vendored(rootfd, "crate/lib.py", &rl) == 0,
+       "vendored: not a crate that carries the root's licence again");
+    ok(cn_pl_file_is_vendored(rootfd, "linked/num.py", &rl) == 0, "vendored: no symbolic link is followed");
+    close(rootfd);
+    cn_strv_free(&rl);
+
+    o.repo_root = idx->repo_root;
+    s = fused_first("pkg/decnum/num.py", "pkg/options.py", &o);
+    is_str(s, "pkg/decnum/num.py", "fusion: with the check off the vendored file stays first");
+    free(s);
+    o.vendored = 1;
+    s = fused_first("pkg/decnum/num.py", "pkg/options.py", &o);
+    is_str(s, "pkg/options.py", "fusion: the vendored file drops below the project's own");
+    free(s);
+}
+
 static void test_fuse_priors(struct cn_index *idx)
 {
     cn_strv named = CN_STRV_INIT;
     cn_pl_fuse_opts o = {0};
     char *s;
 
-    ok(cn_pl_language_minor(idx->nodes, "tools/gen_table.js") == 1, "minority: one JavaScript file of six is minor");
+    ok(cn_pl_language_minor(idx->nodes, "tools/gen_table.js") == 1, "minority: one JavaScript file of eight is minor");
     ok(cn_pl_language_minor(idx->nodes, "pkg/options.py") == 0, "minority: the Python files are not");
     ok(cn_pl_language_minor(idx->nodes, "pkg/absent.c") == 0 && cn_pl_language_minor(NULL, "pkg/options.py") == 0,
        "minority: a path the index lacks, or no index, is not minor");
@@ -379,6 +423,7 @@ int main(void)
         test_names(idx);
         test_literals(idx);
         test_fuse_priors(idx);
+        test_vendored(idx);
         cn_index_close(idx);
     }
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
