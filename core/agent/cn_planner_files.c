@@ -45,7 +45,9 @@
  * development set; at 40% it takes fmt's scripts out of the top five
  * (bench/README.md).  An aside file keeps ASIDE_KEEP after the fusion as
  * it does before it (cn_pl_rank_files), or whole-file BM25 lifts the
- * documentation and examples that repeat the question's words back. */
+ * documentation and examples that repeat the question's words back.  A
+ * file under a directory with a licence of its own (code copied in from
+ * another project, cn_pl_file_is_vendored) keeps VENDORED_KEEP. */
 #define VENDORED_KEEP 0.5
 #define MINOR_SHARE 0.4
 #define MINOR_KEEP 0.5
@@ -132,7 +134,8 @@ static const char *const generated_marks[] = {
  * a link) has none. */
 static void licence_files(int rootfd, const char *dir, cn_strv *out)
 {
-    int fd = *dir ? cn_open_beneath(rootfd, dir, O_RDONLY | O_DIRECTORY) : openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = *dir ? cn_open_beneath(rootfd, dir, O_RDONLY | O_DIRECTORY)
+                  : openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d;
     struct dirent *e;
 
@@ -311,23 +314,22 @@ int cn_pl_fuse_files(json_object *files, const cn_strv *whole, const cn_pl_fuse_
             add_why(f[i].file, buf);
             break;
         }
-        if (rootfd >= 0 && p != NULL && i < GENERATED_CHECKED && generated && !cn_pl_path_mentioned(p, named) &&
-            cn_pl_file_is_generated(rootfd, p)) {
-            f[i].score *= GENERATED_SHARE;
-            add_why(f[i].file, "says it was generated");
-        }
-        if (rootfd >= 0 && p != NULL && i < GENERATED_CHECKED && vendored && !cn_pl_path_mentioned(p, named) &&
-            cn_pl_file_is_vendored(rootfd, p, &root_licences)) {
-            f[i].score *= VENDORED_KEEP;
-            add_why(f[i].file, "under a directory with its own licence (vendored code)");
-        }
-        /* without a whole-file ranking the node-based score, halved already, stands */
-        if (p != NULL && demote_aside && whole != NULL && whole->len > 0 && !cn_pl_path_mentioned(p, named) &&
-            cn_pl_path_is_aside(p))
-            f[i].score *= ASIDE_KEEP;   /* its "why" says so already */
-        if (p != NULL && nodes != NULL && !cn_pl_path_mentioned(p, named) && is_minor(nodes, &lc, p)) {
-            f[i].score *= MINOR_KEEP;
-            add_why(f[i].file, "in a language the repository seldom uses");
+        if (p != NULL && !cn_pl_path_mentioned(p, named)) {   /* a named file is never lowered */
+            if (rootfd >= 0 && i < GENERATED_CHECKED && generated && cn_pl_file_is_generated(rootfd, p)) {
+                f[i].score *= GENERATED_SHARE;
+                add_why(f[i].file, "says it was generated");
+            }
+            if (rootfd >= 0 && i < GENERATED_CHECKED && vendored && cn_pl_file_is_vendored(rootfd, p, &root_licences)) {
+                f[i].score *= VENDORED_KEEP;
+                add_why(f[i].file, "under a directory with its own licence (vendored code)");
+            }
+            /* without a whole-file ranking the node-based score, halved already, stands */
+            if (demote_aside && whole != NULL && whole->len > 0 && cn_pl_path_is_aside(p))
+                f[i].score *= ASIDE_KEEP;   /* its "why" says so already */
+            if (nodes != NULL && is_minor(nodes, &lc, p)) {
+                f[i].score *= MINOR_KEEP;
+                add_why(f[i].file, "in a language the repository seldom uses");
+            }
         }
         /* the score the symbols are weighed by (cn_planner.c) is now this one */
         json_object_object_add(f[i].file, "score", json_object_new_double(f[i].score));

@@ -9,7 +9,6 @@
  * and the test file names each language's conventions use.  For Python it
  * keeps the dataset's historical rule (LocAgent's) and adds only the doc
  * directories. */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>

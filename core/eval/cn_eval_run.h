@@ -60,7 +60,8 @@ bool cn_eval_is_licence(const char *path);
 
 typedef struct cn_eval_tree_stats {
     size_t listed;           /* regular files in the commit, indexed or not */
-    size_t files;            /* regular files written (or found, when reused) */
+    size_t files;            /* indexed files written (or found, when reused);
+                              * the licence files written beside them are not counted */
     size_t missing;          /* blobs the mirror lacks: skipped, not an error */
     size_t skipped;          /* entries the indexing rule leaves out */
     size_t not_regular;      /* indexed names that are symlinks or submodules */

@@ -473,7 +473,9 @@ static int take_blob(const tree_ctx *c, reader *r, const tree_entry *e, cn_buf *
     if (k < 0) return tree_fail(c, CN_EIO, "writing %s: %s", full->data, strerror(-k));
     if ((k = reader_copy(r, 1, -1)) < 0)
         return tree_fail(c, CN_EIO, "git cat-file output ends inside %s", e->path);
-    if (fd >= 0) {
+    /* the licence files written beside them are not indexed files: a
+     * commit with nothing else still has no file to index */
+    if (fd >= 0 && cn_eval_is_indexed(c->langs, e->path)) {
         c->st->files++;
         c->st->bytes += size;
     }

@@ -219,7 +219,7 @@ static int build_mirror(void)
            "printf 'def b():\\n    return 2\\n' > pkg/sub/b.py && "
            "printf 'def test_a(): pass\\n' > tests/test_a.py && printf 'X\\n' > pkg/testing/x.py && "
            "printf 'C\\n' > conftest.py && printf 'T\\n' > pkg/test_b.py && printf 'T\\n' > pkg/b_test.py && "
-           "printf 'readme\\n' > README.txt && ln -s pkg/a.py link.py && "
+           "printf 'readme\\n' > README.txt && printf 'licence\\n' > COPYING && ln -s pkg/a.py link.py && "
            "printf '#!/usr/bin/env python\\nprint(1)\\n' > tool.py && chmod 755 tool.py && "
            "%s add -A && "
            /* a submodule entry named like an indexed file */
@@ -259,7 +259,8 @@ static void test_commit_one(void)
     int rc = cn_eval_tree_materialize(mirror, c1, &py, dest, &st);
     if (!is_int(rc, 0, "commit one materialises")) diag("%s", cn_error_last()->message);
     l = listing(dest);
-    is_str(l, "pkg/__init__.py,pkg/a.py,pkg/sub/b.py,tool.py", "commit one: exactly the indexed regular files");
+    is_str(l, "COPYING,pkg/__init__.py,pkg/a.py,pkg/sub/b.py,tool.py",
+           "commit one: exactly the indexed regular files, and the licence file a checkout has");
     free(l);
     is_file(path_in(dest, "pkg/a.py"), "A = 1\n", "pkg/a.py has commit one's bytes");
     is_file(path_in(dest, "pkg/sub/b.py"), "def b():\n    return 2\n", "pkg/sub/b.py has its bytes");
@@ -267,10 +268,10 @@ static void test_commit_one(void)
     is_file(path_in(dest, "tool.py"), "#!/usr/bin/env python\nprint(1)\n", "tool.py has its bytes");
     is_int(mode_of(path_in(dest, "tool.py")), 0755, "an executable keeps mode 755");
     is_int(mode_of(path_in(dest, "pkg/a.py")), 0644, "a plain file gets mode 644");
-    is_int(st.files, 4, "stats: 4 files written");
+    is_int(st.files, 4, "stats: 4 files written (the licence file is no indexed file)");
     is_int(st.bytes, 6 + 0 + 22 + 31, "stats: bytes written");
     is_int(st.skipped, 6, "stats: 6 entries left out by the rule");
-    is_int(st.listed, 10, "stats: the commit has 10 regular files (the symlink and the submodule are none)");
+    is_int(st.listed, 11, "stats: the commit has 11 regular files (the symlink and the submodule are none)");
     is_int(st.not_regular, 2, "stats: the symlink and the submodule are not regular files");
     is_int(st.missing, 0, "stats: no blob missing");
     is_int(st.rejected, 0, "stats: no hostile path");
@@ -288,7 +289,7 @@ static void test_commit_two(void)
     int rc = cn_eval_tree_materialize(mirror, c2, &py, dest, &st);
     if (!is_int(rc, 0, "commit two materialises (parents created)")) diag("%s", cn_error_last()->message);
     l = listing(dest);
-    is_str(l, "pkg/__init__.py,pkg/a.py,pkg/sub/b.py,tool.py", "commit two: the missing blob is skipped");
+    is_str(l, "COPYING,pkg/__init__.py,pkg/a.py,pkg/sub/b.py,tool.py", "commit two: the missing blob is skipped");
     free(l);
     is_file(path_in(dest, "pkg/a.py"), "A = 2\nB = 3\n", "pkg/a.py has commit two's bytes");
     is_int(st.missing, 1, "stats: one blob missing from the mirror");
@@ -305,7 +306,7 @@ static void test_trailing_slash(void)
     int rc = cn_eval_tree_materialize(mirror, c1, &py, dest, &st);
     if (!is_int(rc, 0, "a destination with a trailing slash materialises")) diag("%s", cn_error_last()->message);
     l = listing(dest);
-    is_str(l, "pkg/__init__.py,pkg/a.py,pkg/sub/b.py,tool.py", "... with the files directly in it");
+    is_str(l, "COPYING,pkg/__init__.py,pkg/a.py,pkg/sub/b.py,tool.py", "... with the files directly in it");
     free(l);
     snprintf(dest, sizeof dest, "%s/out4//", root);
     rc = cn_eval_tree_materialize(mirror, c1, &py, dest, &st);

@@ -329,12 +329,19 @@ static char *fused_first(const char *a, const char *b, const cn_pl_fuse_opts *o)
     return first;
 }
 
+static void fused_first_is(const char *a, const char *b, const cn_pl_fuse_opts *o, const char *want,
+                           const char *name)
+{
+    char *s = fused_first(a, b, o);
+    is_str(s, want, name);
+    free(s);
+}
+
 static void test_vendored(struct cn_index *idx)
 {
     char repo[600], link[700], target[700];
     cn_strv rl = CN_STRV_INIT;
     cn_pl_fuse_opts o = {0};
-    char *s;
     int rootfd;
 
     snprintf(repo, sizeof repo, "%s/repo", tmpdir);
@@ -355,52 +362,43 @@ static void test_vendored(struct cn_index *idx)
     cn_strv_free(&rl);
 
     o.repo_root = idx->repo_root;
-    s = fused_first("pkg/decnum/num.py", "pkg/options.py", &o);
-    is_str(s, "pkg/decnum/num.py", "fusion: with the check off the vendored file stays first");
-    free(s);
+    fused_first_is("pkg/decnum/num.py", "pkg/options.py", &o, "pkg/decnum/num.py",
+                   "fusion: with the check off the vendored file stays first");
     o.vendored = 1;
-    s = fused_first("pkg/decnum/num.py", "pkg/options.py", &o);
-    is_str(s, "pkg/options.py", "fusion: the vendored file drops below the project's own");
-    free(s);
+    fused_first_is("pkg/decnum/num.py", "pkg/options.py", &o, "pkg/options.py",
+                   "fusion: the vendored file drops below the project's own");
 }
 
 static void test_fuse_priors(struct cn_index *idx)
 {
     cn_strv named = CN_STRV_INIT;
     cn_pl_fuse_opts o = {0};
-    char *s;
 
     ok(cn_pl_language_minor(idx->nodes, "tools/gen_table.js") == 1, "minority: one JavaScript file of eight is minor");
     ok(cn_pl_language_minor(idx->nodes, "pkg/options.py") == 0, "minority: the Python files are not");
     ok(cn_pl_language_minor(idx->nodes, "pkg/absent.c") == 0 && cn_pl_language_minor(NULL, "pkg/options.py") == 0,
        "minority: a path the index lacks, or no index, is not minor");
 
-    s = fused_first("tools/gen_table.js", "pkg/options.py", &o);
-    is_str(s, "tools/gen_table.js", "fusion: with no prior the better file stays first");
-    free(s);
+    fused_first_is("tools/gen_table.js", "pkg/options.py", &o, "tools/gen_table.js",
+                   "fusion: with no prior the better file stays first");
     o.nodes = idx->nodes;
-    s = fused_first("tools/gen_table.js", "pkg/options.py", &o);
-    is_str(s, "pkg/options.py", "fusion: the minority-language file drops below the Python one");
-    free(s);
+    fused_first_is("tools/gen_table.js", "pkg/options.py", &o, "pkg/options.py",
+                   "fusion: the minority-language file drops below the Python one");
     cn_strv_push(&named, "gen_table.js");
     o.named = &named;
-    s = fused_first("tools/gen_table.js", "pkg/options.py", &o);
-    is_str(s, "tools/gen_table.js", "fusion: not when the question names it");
-    free(s);
+    fused_first_is("tools/gen_table.js", "pkg/options.py", &o, "tools/gen_table.js",
+                   "fusion: not when the question names it");
 
     memset(&o, 0, sizeof o);
-    s = fused_first("doc/demo.py", "pkg/format.py", &o);
-    is_str(s, "doc/demo.py", "fusion: without the aside prior whole-file BM25 keeps the documentation first");
-    free(s);
+    fused_first_is("doc/demo.py", "pkg/format.py", &o, "doc/demo.py",
+                   "fusion: without the aside prior whole-file BM25 keeps the documentation first");
     o.demote_aside = 1;
-    s = fused_first("doc/demo.py", "pkg/format.py", &o);
-    is_str(s, "pkg/format.py", "fusion: with it, the code ranks above the documentation after the fusion too");
-    free(s);
+    fused_first_is("doc/demo.py", "pkg/format.py", &o, "pkg/format.py",
+                   "fusion: with it, the code ranks above the documentation after the fusion too");
     o.named = &named;
     cn_strv_push(&named, "doc/demo.py");
-    s = fused_first("doc/demo.py", "pkg/format.py", &o);
-    is_str(s, "doc/demo.py", "fusion: a named aside file is not demoted");
-    free(s);
+    fused_first_is("doc/demo.py", "pkg/format.py", &o, "doc/demo.py",
+                   "fusion: a named aside file is not demoted");
     cn_strv_free(&named);
 }
 
