@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The agent loop: a chat model drives tool calls over the registry's skills
  * and the default tools (read, grep, glob, bash) until it answers.
  *

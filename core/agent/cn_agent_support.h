@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Support modules of the agent runtime: the options every run takes (and
  * harness spec files that set them), the chat history with its token
  * budget, the JSON Lines trace with its context ledger and run totals,

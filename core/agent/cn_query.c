@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One localization query end to end (see cn_query.h). */
 #include "cn_query.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One localization query end to end: where the index comes from (a
  * repository, compiled on first use; a manifest of a compiled index; or a
  * registry the caller prepared), then the agent with a model or the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The agent loop: model call, tool execution, repeat -- with the answer
  * policies applied when the model stops calling tools or the turn budget
  * runs out.  The tool list and per-call policies live in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The runner's policies: which tools a run offers, which tool_choice a turn
  * sends, how one tool call is executed and recorded, the compaction after
  * the first read, and the fallback contract built from the files read. */

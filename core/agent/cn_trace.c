@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The run trace (JSON Lines), the context ledger (what was offered to the
  * model and what became of it) and totals over runs.  Events are flushed
  * one by one so that a run that crashes still leaves a readable trace. */

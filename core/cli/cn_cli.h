@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The `codenib` command: subcommand entry points and shared helpers. */
 #ifndef CN_CLI_H
 #define CN_CLI_H

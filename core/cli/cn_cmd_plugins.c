@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `codenib plugins list`: the backend plugins (language parsers,
  * embedders, vector stores, LSP providers) found on the plugin search path,
  * with their state. */

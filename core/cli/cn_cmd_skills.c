@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `codenib skills`: list, show, schema, check-flow. */
 #include <stdio.h>
 #include <stdlib.h>

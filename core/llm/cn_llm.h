@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The model client: one HTTP client over libcurl for OpenAI-compatible
  * endpoints -- chat completions (tools, tool_choice, structured output),
  * embeddings and rerank -- with timeouts, bounded retries of transient

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Model handles: configuration from options and the environment, and the
  * per-handle usage log. */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One JSON POST over libcurl (loaded on first use: cn_curl.h): connect
  * and total timeouts, retries of transient failures with Retry-After or
  * jittered exponential backoff, and error messages that name the endpoint

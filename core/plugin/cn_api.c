@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The public libcodenib API (codenib/codenib.h) over the internal registry. */
 #include <limits.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Lazy loading of a skill's shared object.  The descriptor's ABI numbers,
  * size and id are checked before any function of the plugin is called. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Skill metadata: validation of a config tree (from config.yaml or from
  * JSON given in process) into cn_skill_meta, and back to JSON. */
 #include "cn_meta.h"

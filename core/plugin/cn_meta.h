@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Skill metadata: every field of a skill package's config.yaml (the
  * original SkillMetadata) plus what the C loader needs. */
 #ifndef CN_META_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The skill registry: an explicit object (no singleton) holding every skill
  * package discovered or registered in process, with its state, plus the
  * allow/exclude sets and the typed contexts handed to executors. */

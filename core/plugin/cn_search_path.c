@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Where codenib looks for plugin packages of one kind ("skills",
  * "plugins"): the build tree (when running from it), an environment
  * variable's directories, the installed directory (and the same place

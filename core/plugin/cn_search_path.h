@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The search path shared by skills and backend plugins. */
 #ifndef CN_SEARCH_PATH_H
 #define CN_SEARCH_PATH_H

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # `codenib --version/--help` and `codenib skills ...` as a user runs them.
 . "$CN_SRCDIR/tests/cli/lib.sh"
 

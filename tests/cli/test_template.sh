@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The SDK as a third party uses it: install codenib into a temporary
 # staging prefix, build the template skill out of tree against the
 # installed headers found with pkg-config, install it next to the installed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libcodenib: the C API for applications that embed codenib.
  *
  * Functions return 0 or a negative cn_error_code; the detail of the last
