@@ -23,7 +23,7 @@ double cn_agent__now(void)
 void cn_agent__event(cn_run *run, const char *kind, int turn, json_object *data)
 {
     json_object *ev = data ? data : json_object_new_object();
-    if (run->trace.fp != NULL) {
+    if (run->trace.fp != NULL || run->trace.collected != NULL) {
         json_object_object_add(ev, "event", json_object_new_string(kind));
         json_object_object_add(ev, "turn", json_object_new_int(turn));
         json_object_object_add(ev, "ms",

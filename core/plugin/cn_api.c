@@ -163,6 +163,17 @@ int cn_registry_set_model(cn_registry *reg, int role, const char *config_json)
     return 0;
 }
 
+int cn_registry_set_model_handle(cn_registry *reg, int role, cn_model *m)
+{
+    if (role < CN_LLM_CHAT || role > CN_LLM_RERANK)
+        return cn_error_set(CN_EINVAL, "model role %d is not chat (0), embedder (1) or reranker (2)", role);
+    m = cn_llm_ref(m);
+    cn_llm_close(reg->models[role]);
+    reg->models[role] = m;
+    refresh_contexts(reg);
+    return 0;
+}
+
 int cn_registry_models_from_env(cn_registry *reg)
 {
     int rc = 0;
@@ -270,6 +281,13 @@ CN_API int cn_query(const cn_query_options *options, const char *question, char 
     o.harness = options->harness_path;
     o.max_turns = options->max_turns;
     o.trace = options->trace_path;
+    /* fields of ABI 1.2, read only when the caller's struct has them */
+#define HAS(field) (options->struct_size >= offsetof(cn_query_options, field) + sizeof options->field)
+    if (HAS(agent)) o.agent = options->agent;
+    if (HAS(chat)) o.chat_client = options->chat;
+    if (HAS(return_messages)) o.want_messages = options->return_messages != 0;
+    if (HAS(return_trace)) o.want_trace = options->return_trace != 0;
+#undef HAS
     if ((rc = cn_query_run(&o, question, &res)) < 0) return rc;
     return emit(res, result_json);
 }

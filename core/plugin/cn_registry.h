@@ -101,6 +101,9 @@ int cn_registry_add_inprocess(cn_registry *reg, cn_skill_meta *meta, cn_skill_fn
  * every skill context (.chat, .embedder, .reranker); NULL config_json
  * removes it.  Loaded executors are recreated on next use. */
 int cn_registry_set_model(cn_registry *reg, int role, const char *config_json);
+/* The same with an open handle, of which the registry takes a reference
+ * (cn_llm_ref); NULL removes the model. */
+int cn_registry_set_model_handle(cn_registry *reg, int role, struct cn_model *m);
 /* Opens the models the environment configures: chat when CODENIB_MODEL is
  * set, reranker when CODENIB_RERANK_MODEL is set. */
 int cn_registry_models_from_env(cn_registry *reg);

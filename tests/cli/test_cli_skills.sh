@@ -5,7 +5,7 @@
 
 cn --version
 check "--version exits 0" rc_is 0
-check "--version names version and ABI" out_has "codenib 0.1.0 (skill ABI 1.1)"
+check "--version names version and ABI" out_has "codenib 0.1.0 (skill ABI 1.2)"
 cn --help
 check "--help exits 0 and lists commands" sh -c '[ '"$rc"' -eq 0 ] && grep -q "skills " "$0"' "$OUT"
 cn frobnicate
@@ -35,7 +35,7 @@ export CODENIB_SKILLS_PATH="$CN_FIXTURES/all"
 cn skills list
 check "broken packages do not stop the listing" rc_is 0
 check "ABI major mismatch listed with reason" out_has "was built for skill ABI 99."
-check "newer minor listed with reason" out_has "was built against a newer SDK (ABI 1.2) than this codenib (1.1)"
+check "newer minor listed with reason" out_has "was built against a newer SDK (ABI 1.3) than this codenib (1.2)"
 check "missing symbol listed" out_has "does not export cn_skill_descriptor_fx_no_symbol"
 check "id mismatch listed" out_has "skill id mismatch"
 check "missing .so listed" out_has "fx_missing_so.so is missing"
