@@ -84,6 +84,13 @@ static int cmd_list(int argc, char **argv)
         printf("%-24s %-10s %-11s %-8s %s\n", e->id, type, cn_skill_state_name(e->state), cost,
                e->source ? e->source : "-");
         if (verbose && e->dir) printf("    dir: %s\n", e->dir);
+        if (verbose && e->dir) {
+            printf("    abi: ");
+            if (e->built_abi_major > 0) printf("built for %u.%u", e->built_abi_major, e->built_abi_minor);
+            else printf("built for ? (not opened)");
+            if (e->meta && e->meta->abi_major >= 0) printf(", declares %d.%d", e->meta->abi_major, e->meta->abi_minor);
+            printf("; codenib speaks %d.%d\n", CN_ABI_MAJOR, CN_ABI_MINOR);
+        }
         if (e->reason) printf("    reason: %s\n", e->reason);
         if (verbose && e->meta)
             for (size_t w = 0; w < e->meta->warnings.len; w++)

@@ -36,6 +36,8 @@ typedef struct cn_skill_entry {
     /* loaded plugin */
     cn_dl *dl;
     const cn_skill_descriptor *desc;
+    unsigned built_abi_major;  /* the descriptor's ABI once the .so was opened; 0: unknown */
+    unsigned built_abi_minor;
     cn_executor *exec;
     cn_host host;
     cn_host_data host_data;

@@ -6,6 +6,8 @@
 # skills, and load and run it with the installed codenib.
 . "$CN_SRCDIR/tests/cli/lib.sh"
 unset CODENIB_SKILLS_PATH
+# the installed codenib must find its installed skills
+unset CODENIB_IGNORE_SYSTEM_DIRS
 
 stage=$TMPBASE/stage
 prefix=$(sed -n 's/^prefix=//p' "$CN_BUILDDIR/sdk/codenib-sdk.pc")
@@ -22,6 +24,14 @@ check "the built skill is installed with its package files" \
        -f "$inst/lib/codenib/skills/code_to_query/skill.md"
 check "no libtool .la file next to a skill" sh -c '! ls "$0"/lib/codenib/skills/*/*.la 2>/dev/null | grep -q .' "$inst"
 check "the template is installed" test -f "$inst/share/codenib/sdk/template/example_head.c"
+abi="$(pkg-config --variable=abi_major "$inst/lib/pkgconfig/codenib-sdk.pc").$(pkg-config --variable=abi_minor "$inst/lib/pkgconfig/codenib-sdk.pc")"
+check "the template declares the ABI of the SDK it came with ($abi)" \
+  grep -q "^abi: \"$abi\"$" "$inst/share/codenib/sdk/template/config.yaml"
+check "the pkg-config files name the skills and plugins directories" sh -c '
+  for pc in codenib codenib-sdk; do
+    [ "$(pkg-config --variable=skillsdir "$0/lib/pkgconfig/$pc.pc")" = "$1/lib/codenib/skills" ] &&
+    [ "$(pkg-config --variable=pluginsdir "$0/lib/pkgconfig/$pc.pc")" = "$1/lib/codenib/plugins" ] || exit 1
+  done' "$inst" "$prefix"
 
 # Build the template out of tree, in a copy, against the staged SDK.
 cp -R "$inst/share/codenib/sdk/template" "$TMPBASE/myskill"
@@ -55,7 +65,7 @@ cn run example_head --repo "$TMPBASE/repo" --args '{"path": "notes.txt", "start_
 check "past the end: a clear error" err_has "line 50 is past its end"
 
 # An SDK from an incompatible future: refused before the library is opened.
-sed 's/^abi: "1.0"/abi: "2.0"/' "$inst/lib/codenib/skills/example_head/config.yaml" > "$TMPBASE/cfg" &&
+sed 's/^abi: .*/abi: "2.0"/' "$inst/lib/codenib/skills/example_head/config.yaml" > "$TMPBASE/cfg" &&
   cp "$TMPBASE/cfg" "$inst/lib/codenib/skills/example_head/config.yaml"
 cn skills list
 check "an incompatible declared ABI is reported" out_has "declares skill ABI 2.0"
