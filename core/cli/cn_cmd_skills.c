@@ -13,6 +13,7 @@ static void skills_usage(FILE *f)
           "       codenib skills show ID [--json]\n"
           "       codenib skills schema [--allow ID,...] [--exclude ID,...]\n"
           "       codenib skills check-flow FROM TO [INPUT]\n"
+          "       codenib skills test DIR [--json]\n"
           "\n"
           "  list        every skill package found, with its state (discovered, loaded,\n"
           "              failed, duplicate) and, for a broken one, the reason\n"
@@ -21,6 +22,8 @@ static void skills_usage(FILE *f)
           "  schema      the OpenAI function-calling tools for the skills (JSON); --allow\n"
           "              keeps only the listed ids, --exclude then drops ids\n"
           "  check-flow  whether FROM's output type can feed an input of TO (INPUT, or any)\n"
+          "  test        one package on its own: config, shared object, executor, and its\n"
+          "              declared examples run (`codenib skills test --help`)\n"
           "\n"
           "Options:\n"
           "  --json      machine-readable output\n"
@@ -262,5 +265,6 @@ int cn_cmd_skills(int argc, char **argv)
     if (strcmp(sub, "show") == 0) return cmd_show(argc - 1, argv + 1);
     if (strcmp(sub, "schema") == 0) return cmd_schema(argc - 1, argv + 1);
     if (strcmp(sub, "check-flow") == 0) return cmd_check_flow(argc - 1, argv + 1);
+    if (strcmp(sub, "test") == 0) return cn_cmd_skills_test(argc - 1, argv + 1);
     return cn_cli_usage_error("skills", "'%s' is not a skills command", sub);
 }

@@ -45,6 +45,8 @@ ${MAKE:-make} -C "$TMPBASE/myskill" install >"$OUT" 2>"$ERR"; rc=$?
 check "make install puts it in the skills directory" test -f "$inst/lib/codenib/skills/example_head/example_head.so"
 
 CODENIB=$inst/bin/codenib
+cn skills test "$inst/lib/codenib/skills/example_head"
+check "skills test passes the installed template package with its two examples" out_has "5 passed, 0 failed"
 cn skills list --verbose
 check "the installed codenib lists the new skill" sh -c 'grep -q "^example_head .*installed" "$0"' "$OUT"
 check "and the skill built with codenib" sh -c 'grep -q "^code_to_query .*installed" "$0"' "$OUT"
