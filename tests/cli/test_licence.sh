@@ -44,7 +44,7 @@ check "LICENSE is the Apache License 2.0, terms and all" \
         -o -type f \( -name '*.c' -o -name '*.h' -o -name '*.sh' -o -name '*.py' \
            -o -name '*.mjs' -o -name '*.js' -o -name '*.am' -o -name '*.ac' -o -name '*.yaml' \
            -o -name '*.pc.in' -o -name '*.h.in' -o -name '*.supp' -o -path .ci/run \
-           -o -path sdk/template/Makefile \) -print) | sort > "$tmp/files"
+           -o -path sdk/template/Makefile -o -path sdk/backend-template/Makefile \) -print) | sort > "$tmp/files"
 : > "$tmp/untagged"
 while IFS= read -r f; do
     head -n 3 "$srcdir/$f" | grep -q -F "$tag" || echo "$f" >> "$tmp/untagged"

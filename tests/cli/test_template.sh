@@ -66,6 +66,28 @@ check "without a repository it says what it needs" err_has "needs a repository"
 cn run example_head --repo "$TMPBASE/repo" --args '{"path": "notes.txt", "start_line": 50}'
 check "past the end: a clear error" err_has "line 50 is past its end"
 
+# The backend template: an embedder built out of tree the same way,
+# installed into the plugins directory, chosen at compile and searched.
+cp -R "$inst/share/codenib/sdk/backend-template" "$TMPBASE/mybackend"
+check "the backend template declares the SDK's ABI" grep -q "^abi: \"$abi\"$" "$TMPBASE/mybackend/plugin.yaml"
+${MAKE:-make} -C "$TMPBASE/mybackend" CFLAGS="${CN_TEST_CFLAGS:--O2 -g}" LDFLAGS="${CN_TEST_LDFLAGS:-}" >"$OUT" 2>"$ERR"; rc=$?
+check "the backend template builds out of tree with pkg-config" rc_is 0
+check "it exports only its descriptor" sh -c '[ "$(nm -D --defined-only "$0" | awk "{print \$3}" | grep -v "^_" )" = "cn_backend_descriptor_example_hash" ]' "$TMPBASE/mybackend/example_hash.so"
+${MAKE:-make} -C "$TMPBASE/mybackend" install >"$OUT" 2>"$ERR"; rc=$?
+check "make install puts it in the plugins directory" test -f "$inst/lib/codenib/plugins/example-hash/example_hash.so"
+cn plugins list
+check "the installed codenib loads the new embedder" sh -c 'grep -q "^example-hash  *embedder  *loaded" "$0"' "$OUT"
+mkdir -p "$TMPBASE/vrepo/shop"
+printf 'def total_price(cart):\n    return sum(item.price for item in cart.items)\n' > "$TMPBASE/vrepo/shop/cart.py"
+printf 'def login(user, password):\n    return user.check(password)\n' > "$TMPBASE/vrepo/shop/users.py"
+cn compile "$TMPBASE/vrepo" --cache-dir "$TMPBASE/vcache" --index bm25,graph,vector --embedder example-hash \
+   --embedder-config '{"dim": 64}' --quiet
+check "a repository compiled with it (dim 64)" rc_is 0
+cn run embedding_search --repo "$TMPBASE/vrepo" --cache-dir "$TMPBASE/vcache" --args '{"query": "total price of the cart items", "top_k": 1}'
+check "embedding_search ranks with it" sh -c 'grep -q "shop/cart.py" "$0" && ! grep -q "shop/users.py" "$0"' "$OUT"
+cn compile "$TMPBASE/vrepo" --cache-dir "$TMPBASE/v2" --index vector --embedder example-hash --embedder-config '{"dim": 9}' --quiet
+check "its option is checked: dim 9 refused" sh -c '[ '"$rc"' -ne 0 ] && grep -q "dim.* 16 to 4096" "$0"' "$ERR"
+
 # An SDK from an incompatible future: refused before the library is opened.
 sed 's/^abi: .*/abi: "2.0"/' "$inst/lib/codenib/skills/example_head/config.yaml" > "$TMPBASE/cfg" &&
   cp "$TMPBASE/cfg" "$inst/lib/codenib/skills/example_head/config.yaml"
