@@ -35,7 +35,7 @@
  *     nested in one): C's member m, else the bases' (INHERIT refs of C,
  *     resolved in the scope enclosing C, depth-first, up to depth 8, each
  *     class visited once).  Longer chains ("self.user.save") stay
- *     unresolved.
+ *     unresolved unless the backend typed them (next rule).
  *   - A call whose ref carries a target (lang.h: the backend inferred
  *     its receiver's class, "p.prepare" with p: PreparedRequest gives
  *     "PreparedRequest.prepare"): the target's head, looked up like a
@@ -1005,6 +1005,12 @@ static void py_file(ctx *c, uint32_t f)
             uint32_t cls;
             if (n == 0 || n >= NAME_MAX_LEN || h == 0) {
                 /* ".split": a call on a call's result */
+            } else if (ref->target != UINT32_MAX) {
+                /* a call on a typed receiver: its class's member ("?": a
+                 * local of unknown type, which no scope lookup may find) */
+                const char *t = cn_rec_str(r, ref->target);
+                size_t tn = t ? strlen(t) : 0;
+                if (tn && tn < NAME_MAX_LEN && strcmp(t, "?") != 0) dst = py_typed(c, f, src, t, tn);
             } else if (((h == 4 && memcmp(name, "self", 4) == 0) ||
                         (h == 3 && memcmp(name, "cls", 3) == 0)) &&
                        (cls = py_self_class(c, src)) != NONE) {
@@ -1014,12 +1020,6 @@ static void py_file(ctx *c, uint32_t f)
                     visit(&v, cls);
                     dst = py_member(c, cls, m, strlen(m), 0, &v, 0);
                 }
-            } else if (ref->target != UINT32_MAX) {
-                /* a call on a typed receiver: its class's member ("?": a
-                 * local of unknown type, which no scope lookup may find) */
-                const char *t = cn_rec_str(r, ref->target);
-                size_t tn = t ? strlen(t) : 0;
-                if (tn && tn < NAME_MAX_LEN && strcmp(t, "?") != 0) dst = py_typed(c, f, src, t, tn);
             } else {
                 dst = py_lookup(c, f, src, name, n, 0);
             }
