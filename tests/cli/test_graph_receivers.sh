@@ -78,6 +78,10 @@ check "trace: no resolved path, so it falls back through adapter.send, the hop m
   out_has '"paths":[{"length":2,"nodes":[{'"$n_resend"',"edge":"calls","line":37,"guessed":true},{'"$n_asend"',"edge":"calls","line":13},{'"$n_len"'}]},'
 check "trace: the result says the paths are guessed" out_has '"truncated":false,"guessed":true,"note":"no path of resolved calls exists'
 
+run trace '{"source": "super_len", "target": "Session.resend", "direction": "up"}'
+check "trace up: the same guessed path, callers first, the guessed call marked on resend" \
+  out_has '"paths":[{"length":2,"nodes":[{'"$n_resend"',"edge":"calls","line":37,"guessed":true},{'"$n_asend"',"edge":"calls","line":13},{'"$n_len"'}]},'
+
 run trace '{"source": "Session.resend", "target": "super_len", "guess": false}'
 check "trace guess false: no path" out_has '"paths":[],"truncated":false}'
 
