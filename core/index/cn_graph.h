@@ -89,7 +89,7 @@ uint64_t cn_graph_signature(const cn_file_rec *r);
 /* The version of the resolution rules: edges kept from a previous build
  * are only reused by a build whose rules are the same.  Raise it with any
  * change to what cn_graph_resolve produces. */
-#define CN_GRAPH_RESOLVER 2
+#define CN_GRAPH_RESOLVER 3
 
 /* ---- reading ------------------------------------------------------------- */
 

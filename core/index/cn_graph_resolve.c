@@ -36,7 +36,13 @@
  *     nested in one): C's member m, else the bases' (INHERIT refs of C,
  *     resolved in the scope enclosing C, depth-first, up to depth 8, each
  *     class visited once).  Longer chains ("self.user.save") stay
- *     unresolved.
+ *     unresolved unless the backend typed them (next rule).
+ *   - A call whose ref carries a target (lang.h: the backend inferred
+ *     its receiver's class, "p.prepare" with p: PreparedRequest gives
+ *     "PreparedRequest.prepare"): the target's head, looked up like a
+ *     name from the calling node, must be a class; the last component is
+ *     its member (bases included).  Target "?" (a local of unknown type)
+ *     is never looked up.  The edge keeps the written name either way.
  *   - An import target "pkg.mod.y": the top-level symbol y of module
  *     pkg.mod (or its submodule y), else module pkg.mod.y itself, else the
  *     longest module prefix and the rest inside it.  IMPORT refs give an
@@ -951,6 +957,20 @@ static uint32_t py_self_class(const ctx *c, uint32_t x)
     return NONE;
 }
 
+/* "Type.rest" from a typed receiver: Type looked up from node src must be
+ * a class (a function's result has no members the graph knows), then
+ * rest is its member. */
+static uint32_t py_typed(ctx *c, uint32_t f, uint32_t src, const char *t, size_t tn)
+{
+    size_t k = tn;
+    uint32_t cls;
+    while (k > 0 && t[k - 1] != '.') k--;
+    if (k < 2) return NONE;
+    cls = py_lookup(c, f, src, t, k - 1, 0);
+    if (cls == NONE || c->nodes[cls].kind != CN_NODE_CLASS) return NONE;
+    return py_descend(c, cls, t + k, tn - k, 0);
+}
+
 static void py_file(ctx *c, uint32_t f)
 {
     const gfile *gf = &c->files[f];
@@ -986,6 +1006,12 @@ static void py_file(ctx *c, uint32_t f)
             uint32_t cls;
             if (n == 0 || n >= NAME_MAX_LEN || h == 0) {
                 /* ".split": a call on a call's result */
+            } else if (ref->target != UINT32_MAX) {
+                /* a call on a typed receiver: its class's member ("?": a
+                 * local of unknown type, which no scope lookup may find) */
+                const char *t = cn_rec_str(r, ref->target);
+                size_t tn = t ? strlen(t) : 0;
+                if (tn && tn < NAME_MAX_LEN && strcmp(t, "?") != 0) dst = py_typed(c, f, src, t, tn);
             } else if (((h == 4 && memcmp(name, "self", 4) == 0) ||
                         (h == 3 && memcmp(name, "cls", 3) == 0)) &&
                        (cls = py_self_class(c, src)) != NONE) {

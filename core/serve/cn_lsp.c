@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <codenib/codenib.h>
@@ -28,6 +29,7 @@
 #define LSP_REQUEST_FAILED (-32803)
 /* The most locations one request answers */
 #define MAX_RESULTS 500
+#define WS_MAX 100          /* workspace/symbol answers at most this many */
 /* The skills the server answers with: the only ones it enables */
 #define SKILLS "lsp_definition,lsp_references"
 /* Files a request reads its lines from are at most this large */
@@ -263,6 +265,58 @@ static void name_span(cn_lsp *s, const char *rel, long long line0, const char *n
     }
 }
 
+/* Whether the word before byte i of t (spaces skipped) introduces a
+ * definition: "def name", "class name", "fn name", ... */
+static bool after_keyword(const char *t, size_t i)
+{
+    static const char *const kw[] = {"def", "class", "struct", "union", "enum", "fn", "func", "function",
+                                     "interface", "trait", "type", "module", "namespace", "impl"};
+    size_t e = i, b;
+    while (e > 0 && (t[e - 1] == ' ' || t[e - 1] == '\t')) e--;
+    if (e == i) return false;   /* the keyword and the name need a space */
+    b = e;
+    while (b > 0 && ident_char(t[b - 1])) b--;
+    for (size_t k = 0; k < sizeof kw / sizeof kw[0]; k++)
+        if (strlen(kw[k]) == e - b && memcmp(t + b, kw[k], e - b) == 0) return true;
+    return false;
+}
+
+/* Where a definition's name stands (0-based line, bytes).  A decorated
+ * definition (Python, also Java/TypeScript annotations) starts at its
+ * first decorator, so when its first line is one the name is looked for
+ * on the lines below, up to its end (at most 64): first after a definition
+ * keyword ("def name"), else on the first line that is not a decorator.
+ * Otherwise, and when that fails, as name_span finds it on the first line. */
+static void def_span(cn_lsp *s, const char *rel, long long line0, long long last, const char *name, long long *line,
+                     long long *b0, long long *b1)
+{
+    size_t k = strlen(name), n = 0, lead = 0;
+    const char *t = "";
+    *line = line0;
+    if (last > line0 + 63) last = line0 + 63;
+    if (line_of(s, rel, line0, &t, &n))
+        while (lead < n && (t[lead] == ' ' || t[lead] == '\t')) lead++;
+    if (lead >= n || t[lead] != '@') k = 0;   /* not decorated */
+    for (int pass = 0; pass < 2 && k > 0; pass++)
+        for (long long l = line0; l <= last; l++) {
+            lead = 0;
+            if (!line_of(s, rel, l, &t, &n)) break;
+            while (lead < n && (t[lead] == ' ' || t[lead] == '\t')) lead++;
+            if (pass == 1 && lead < n && t[lead] == '@') continue;
+            for (size_t i = 0; i + k <= n; i++) {
+                if ((i > 0 && ident_char(t[i - 1])) || (i + k < n && ident_char(t[i + k])) ||
+                    memcmp(t + i, name, k) != 0)
+                    continue;
+                if (pass == 0 && !after_keyword(t, i)) continue;
+                *line = l;
+                *b0 = (long long)i;
+                *b1 = (long long)(i + k);
+                return;
+            }
+        }
+    name_span(s, rel, line0, name, b0, b1);
+}
+
 /* ---- requests ----------------------------------------------------------- */
 
 /* Runs skill `id`; on failure a RequestFailed fault with the reason. */
@@ -314,14 +368,15 @@ static json_object *nodes_of(json_object *res)
     return json_object_is_type(n, json_type_array) ? n : NULL;
 }
 
-/* A definition's location: its name on its first line. */
+/* A definition's location: its name where it is defined (def_span). */
 static json_object *definition_location(cn_lsp *s, json_object *node)
 {
     const char *file = cn_json_str_member(node, "file"), *qual = cn_json_str_member(node, "node_name");
-    long long line0 = cn_json_int_member(node, "start_line", 1) - 1, b0, b1;
+    long long line0 = cn_json_int_member(node, "start_line", 1) - 1, b0, b1, at;
+    long long last = cn_json_int_member(node, "end_line", line0 + 1) - 1;
     if (file == NULL || qual == NULL) return NULL;
-    name_span(s, file, line0, short_name(qual), &b0, &b1);
-    return location(s, file, line0, b0, b1);
+    def_span(s, file, line0, last, short_name(qual), &at, &b0, &b1);
+    return location(s, file, at, b0, b1);
 }
 
 static int definition(cn_lsp *s, json_object *params, json_object **out, cn_rpc_fault *f)
@@ -394,17 +449,35 @@ static int symbol_kind(const char *type)
     return 13;
 }
 
-static int workspace_symbol(cn_lsp *s, json_object *params, json_object **out, cn_rpc_fault *f)
+/* A SymbolInformation of node n at location loc (taken). */
+static json_object *ws_symbol(const char *qual, const char *type, json_object *loc)
 {
-    const char *q = cn_json_str_member(params, "query");
+    json_object *sym = json_object_new_object();
+    const char *colon = strrchr(qual, ':');
+    if (sym == NULL) {
+        json_object_put(loc);
+        return NULL;
+    }
+    json_object_object_add(sym, "name", json_object_new_string(short_name(qual)));
+    json_object_object_add(sym, "kind", json_object_new_int(symbol_kind(type)));
+    json_object_object_add(sym, "location", loc);
+    /* the class around a method, else the file */
+    if (colon != NULL && strrchr(colon, '.') != NULL)
+        json_object_object_add(sym, "containerName",
+                               json_object_new_string_len(colon + 1, (int)(strrchr(colon, '.') - colon - 1)));
+    else if (colon != NULL)
+        json_object_object_add(sym, "containerName", json_object_new_string_len(qual, (int)(colon - qual)));
+    return sym;
+}
+
+/* A qualified query ("Pool.get", "pkg/a.py:f"): lsp_definition's matching. */
+static int ws_qualified(cn_lsp *s, const char *q, json_object **out, cn_rpc_fault *f)
+{
     json_object *args, *res, *nodes, *list;
     int rc;
-
-    if (q == NULL) return cn_rpc_fault_set(f, CN_RPC_INVALID_PARAMS, "workspace/symbol needs params.query (a string)");
-    if (q[strspn(q, " \t")] == '\0') return (*out = json_object_new_array()) ? 0 : CN_ENOMEM;
     if ((args = json_object_new_object()) == NULL) return CN_ENOMEM;
     json_object_object_add(args, "symbol", json_object_new_string(q));
-    json_object_object_add(args, "top_k", json_object_new_int(100));
+    json_object_object_add(args, "top_k", json_object_new_int(WS_MAX));
     rc = run_skill(s, "lsp_definition", args, &res, f);
     json_object_put(args);
     if (rc != 0) return rc;
@@ -412,28 +485,123 @@ static int workspace_symbol(cn_lsp *s, json_object *params, json_object **out, c
     if ((list = json_object_new_array()) == NULL) rc = CN_ENOMEM;
     for (size_t i = 0; rc == 0 && nodes && i < json_object_array_length(nodes); i++) {
         json_object *n = json_object_array_get_idx(nodes, i), *sym, *loc;
-        const char *qual = cn_json_str_member(n, "node_name"), *colon;
+        const char *qual = cn_json_str_member(n, "node_name");
         if (qual == NULL || (loc = definition_location(s, n)) == NULL) continue;
-        if ((sym = json_object_new_object()) == NULL) {
-            json_object_put(loc);
+        if ((sym = ws_symbol(qual, cn_json_str_member(n, "type"), loc)) == NULL) {
             rc = CN_ENOMEM;
             break;
         }
-        json_object_object_add(sym, "name", json_object_new_string(short_name(qual)));
-        json_object_object_add(sym, "kind", json_object_new_int(symbol_kind(cn_json_str_member(n, "type"))));
-        json_object_object_add(sym, "location", loc);
-        /* the class around a method, else the file */
-        colon = strrchr(qual, ':');
-        if (colon != NULL && strrchr(colon, '.') != NULL)
-            json_object_object_add(sym, "containerName",
-                                   json_object_new_string_len(colon + 1, (int)(strrchr(colon, '.') - colon - 1)));
-        else if (colon != NULL)
-            json_object_object_add(sym, "containerName", json_object_new_string_len(qual, (int)(colon - qual)));
         json_object_array_add(list, sym);
     }
     json_object_put(res);
     *out = list;
     return rc;
+}
+
+/* How well a symbol's name matches a plain query: 0 exactly, 1 equal
+ * ignoring case, 2 a prefix ignoring case, 3 contained ignoring case;
+ * -1 not at all.  An empty query matches everything (0). */
+static int ws_rank(const char *name, const char *q, size_t qn)
+{
+    size_t nn = strlen(name);
+    if (qn == 0 || strcmp(name, q) == 0) return 0;
+    if (nn < qn) return -1;
+    if (nn == qn && strncasecmp(name, q, qn) == 0) return 1;
+    if (strncasecmp(name, q, qn) == 0) return 2;
+    for (size_t i = 1; i + qn <= nn; i++)
+        if (strncasecmp(name + i, q, qn) == 0) return 3;
+    return -1;
+}
+
+typedef struct ws_hit {
+    uint32_t rank, id;
+} ws_hit;
+
+static int cmp_ws_hit(const void *a, const void *b)
+{
+    const ws_hit *x = a, *y = b;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* workspace/symbol: every symbol whose name matches the query (ws_rank),
+ * exact matches first, then equal ignoring case, prefixes and the rest,
+ * each group in index order; at most WS_MAX.  An empty query lists the
+ * first WS_MAX symbols.  A dotted or path-qualified query goes through
+ * lsp_definition's qualified matching. */
+static int workspace_symbol(cn_lsp *s, json_object *params, json_object **out, cn_rpc_fault *f)
+{
+    const cn_index_services *I = cn_host_index_services();
+    const char *q = cn_json_str_member(params, "query");
+    json_object *list;
+    ws_hit *hits = NULL;
+    size_t n = 0, cap = 0, qn;
+    uint32_t count;
+    int rc = 0;
+
+    if (q == NULL) return cn_rpc_fault_set(f, CN_RPC_INVALID_PARAMS, "workspace/symbol needs params.query (a string)");
+    q += strspn(q, " \t");
+    qn = strlen(q);
+    while (qn > 0 && (q[qn - 1] == ' ' || q[qn - 1] == '\t')) qn--;
+    if (qn > 0 && (memchr(q, '.', qn) || memchr(q, ':', qn) || memchr(q, '/', qn))) {
+        char *qq = cn_strndup(q, qn);
+        if (qq == NULL) return CN_ENOMEM;
+        rc = ws_qualified(s, qq, out, f);
+        free(qq);
+        return rc;
+    }
+    if (cn_served_refresh(&s->sv) < 0) {
+        rc = cn_rpc_fault_set(f, LSP_REQUEST_FAILED, "%s", cn_error_last()->message);
+        cn_error_clear();
+        return rc;
+    }
+    if (s->sv.reg->index == NULL) return cn_rpc_fault_set(f, LSP_REQUEST_FAILED, "%s has no index to read", s->sv.repo);
+    count = I->node_count(s->sv.reg->index);
+    {
+        char *qq = cn_strndup(q, qn);
+        if (qq == NULL) return CN_ENOMEM;
+        for (uint32_t id = 0; id < count && !(qn == 0 && n >= WS_MAX); id++) {
+            cn_node_info nd;
+            int r;
+            nd.struct_size = sizeof nd;
+            if (I->node(s->sv.reg->index, id, &nd, NULL) < 0) continue;
+            if (nd.kind == CN_NODE_FILE || nd.kind == CN_NODE_BLOCK || nd.name == NULL) continue;
+            if ((r = ws_rank(nd.name, qq, qn)) < 0) continue;
+            if (n == cap) {
+                size_t nc = cap ? cap * 2 : 64;
+                ws_hit *p = realloc(hits, nc * sizeof *p);
+                if (p == NULL) {
+                    rc = CN_ENOMEM;
+                    break;
+                }
+                hits = p;
+                cap = nc;
+            }
+            hits[n].rank = (uint32_t)r;
+            hits[n++].id = id;
+        }
+        free(qq);
+    }
+    if (rc == 0 && n > 1) qsort(hits, n, sizeof *hits, cmp_ws_hit);
+    if (rc == 0 && (list = json_object_new_array()) == NULL) rc = CN_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < n && i < WS_MAX; i++) {
+        cn_node_info nd;
+        json_object *loc, *sym;
+        long long at, b0, b1;
+        nd.struct_size = sizeof nd;
+        if (I->node(s->sv.reg->index, hits[i].id, &nd, NULL) < 0) continue;
+        def_span(s, nd.path, nd.start_line, nd.end_line, nd.name, &at, &b0, &b1);
+        if ((loc = location(s, nd.path, at, b0, b1)) == NULL) continue;
+        if ((sym = ws_symbol(nd.qualname, cn_node_kind_name(nd.kind), loc)) == NULL) {
+            rc = CN_ENOMEM;
+            break;
+        }
+        json_object_array_add(list, sym);
+    }
+    free(hits);
+    if (rc < 0) return rc;
+    *out = list;
+    return 0;
 }
 
 /* A DocumentSymbol: the node's whole lines, its name selected. */
@@ -442,11 +610,11 @@ static json_object *document_symbol(cn_lsp *s, const cn_node_info *n)
     json_object *sym = json_object_new_object(), *range, *sel, *children = json_object_new_array();
     const char *t;
     size_t len = 0;
-    long long b0, b1;
+    long long b0, b1, at;
     if (!line_of(s, n->path, n->end_line, &t, &len)) len = 0;
     range = range_of(s, n->path, n->start_line, 0, n->end_line, (long long)len);
-    name_span(s, n->path, n->start_line, n->name, &b0, &b1);
-    sel = range_of(s, n->path, n->start_line, b0, n->start_line, b1);
+    def_span(s, n->path, n->start_line, n->end_line, n->name, &at, &b0, &b1);
+    sel = range_of(s, n->path, at, b0, at, b1);
     if (sym == NULL || range == NULL || sel == NULL || children == NULL) {
         json_object_put(sym);
         json_object_put(range);

@@ -31,7 +31,7 @@
 
 const TSLanguage *tree_sitter_python(void);
 
-#define PY_VERSION "0.1.0+tree-sitter-python-0.23.6"
+#define PY_VERSION "0.2.0+tree-sitter-python-0.23.6"
 
 /* ------------------------------------------------------------------ */
 /* Node kinds of interest                                              */
@@ -152,8 +152,8 @@ static const char *const kind_type_names[K_COUNT] = {
 
 /* Field ids of interest, resolved once per parser. */
 typedef struct py_fields {
-    TSFieldId name, left, alias, attribute, object, function, parameters, value, type,
-        superclasses, type_parameters, definition, module_name;
+    TSFieldId name, left, right, alias, attribute, object, function, parameters, value, type,
+        superclasses, type_parameters, definition, module_name, subscript;
 } py_fields;
 
 /* ------------------------------------------------------------------ */
@@ -163,6 +163,13 @@ typedef struct name_entry {
     const char *p; /* NULL = empty slot */
     uint32_t len;
     uint32_t global; /* declared global/nonlocal: never a local */
+    /* What the name holds, when every binding agrees: the class a
+     * parameter is annotated with or a constructor call assigned
+     * (source slice "models.Request"); tstate 0: no typed binding yet,
+     * 1: typed, 2: bound otherwise too (unknown). */
+    const char *tp;
+    uint32_t tlen;
+    uint8_t tstate;
 } name_entry;
 
 typedef struct name_set {
@@ -222,6 +229,9 @@ static int name_set_add(name_set *s, const char *p, size_t len, bool global)
     s->slots[i].p = p;
     s->slots[i].len = (uint32_t)len;
     s->slots[i].global = global ? 1 : 0;
+    s->slots[i].tp = NULL;
+    s->slots[i].tlen = 0;
+    s->slots[i].tstate = 0;
     s->count++;
     return 0;
 }
@@ -270,6 +280,7 @@ typedef struct context {
     size_t path_len;   /* C_NODE: qualname path length to restore */
     name_set *set;     /* C_NODE: the function's locals (owned); C_LOCALS:
                           borrowed from the C_NODE; C_SCOPE: owned */
+    name_set *attrs;   /* C_NODE of a class: the types of self.x (owned) */
 } context;
 
 /* A reference held back until the end of the top-level statement: a name
@@ -284,6 +295,14 @@ typedef struct pending_ref {
     const name_set *locals; /* dropped if it binds p[0, plen) (not global) */
     const char *p;
     uint32_t plen;
+    /* A call on a receiver whose type the flush may know: the receiver
+     * r[0, rlen) is looked up in `recv` (a function's locals, or a
+     * class's self attributes when recv_attr); the name's rest starts at
+     * name + rskip. */
+    const name_set *recv;
+    const char *r;
+    uint32_t rlen, rskip;
+    bool recv_attr;
 } pending_ref;
 
 typedef struct py_state {
@@ -316,6 +335,9 @@ typedef struct py_state {
     size_t qtext_len, qtext_cap;
     name_set **retired; /* locals of closed functions, until the flush */
     size_t nretired, capretired;
+    char *tbuf; /* inferred call targets at the flush */
+    size_t tbuf_cap;
+    uint32_t typed_at; /* start byte of the identifier a typed binding just named */
 } py_state;
 
 static int set_error(py_state *st, int code, const char *msg)
@@ -485,6 +507,7 @@ static void ctx_pop_one(py_state *st)
     context *c = &st->ctx[--st->nctx];
     if (c->type == C_NODE) {
         retire_set(st, c->set);
+        retire_set(st, c->attrs);
         st->path_len = c->path_len;
         if (st->path != NULL) st->path[st->path_len] = '\0';
     } else if (c->type == C_SCOPE) {
@@ -573,6 +596,10 @@ static int queue_ref(py_state *st, int kind, const char *name, const char *targe
     r->locals = locals;
     r->p = p;
     r->plen = (uint32_t)plen;
+    r->recv = NULL;
+    r->r = NULL;
+    r->rlen = r->rskip = 0;
+    r->recv_attr = false;
     r->name = qtext_add(st, name);
     r->target = target ? qtext_add(st, target) : 0;
     if (r->name == SIZE_MAX || r->target == SIZE_MAX) return oom(st);
@@ -603,6 +630,28 @@ static void discard_refs(py_state *st)
     st->nretired = 0;
 }
 
+/* The target of a call on a receiver whose type the file tells (see
+ * cn_lang_ref.target): "Type.rest" when every binding of the receiver
+ * names the same class, "?" for a local of unknown type, NULL to resolve
+ * the name as written.  Out of memory: NULL with st->rc set. */
+static const char *receiver_target(py_state *st, const pending_ref *q, const char *name)
+{
+    const name_entry *e = name_set_find(q->recv, q->r, q->rlen);
+    size_t rest;
+    if (e == NULL || (!q->recv_attr && e->global)) return NULL;
+    if (e->tstate != 1) return q->recv_attr ? NULL : "?";
+    if (q->rskip > strlen(name)) return NULL;
+    rest = strlen(name + q->rskip);
+    if (!grow((void **)&st->tbuf, &st->tbuf_cap, (size_t)e->tlen + rest + 2, 1)) {
+        oom(st);
+        return NULL;
+    }
+    memcpy(st->tbuf, e->tp, e->tlen);
+    st->tbuf[e->tlen] = '.';
+    memcpy(st->tbuf + e->tlen + 1, name + q->rskip, rest + 1);
+    return st->tbuf;
+}
+
 /* Hands the pending references to the sink, in the order they were found,
  * and frees the locals of the functions closed since the last flush. */
 static int flush_refs(py_state *st)
@@ -620,6 +669,7 @@ static int flush_refs(py_state *st)
         r.from = q->from;
         r.name = st->qtext + q->name;
         r.target = q->target == SIZE_MAX ? NULL : st->qtext + q->target;
+        if (q->recv != NULL && (r.target = receiver_target(st, q, r.name)) == NULL && st->rc < 0) break;
         r.line = q->line;
         r.column = q->column;
         int rc = st->sink->ref(st->sink->data, &r);
@@ -984,6 +1034,173 @@ static int open_definition(py_state *st, TSNode def, TSNode outer, bool decorate
 }
 
 /* ------------------------------------------------------------------ */
+/* Receiver types                                                      */
+
+/* A plain dotted name ("Request", "models.Request"), nothing else. */
+static bool dotted_slice(const char *p, size_t len)
+{
+    if (len == 0 || len > 256 || p[0] == '.' || p[len - 1] == '.') return false;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (!(c == '_' || c == '.' || c >= 0x80 || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+              (c >= 'A' && c <= 'Z')))
+            return false;
+        if (c == '.' && p[i + 1] == '.') return false;
+    }
+    return true;
+}
+
+static TSNode unwrap_type(TSNode t)
+{
+    while (!ts_node_is_null(t) && strcmp(ts_node_type(t), "type") == 0) t = ts_node_named_child(t, 0);
+    return t;
+}
+
+static bool is_none(TSNode t)
+{
+    t = unwrap_type(t);
+    return !ts_node_is_null(t) && strcmp(ts_node_type(t), "none") == 0;
+}
+
+/* The class an annotation names: X, a.X, "X", Optional[X], X | None. */
+static bool annotation_type(py_state *st, TSNode t, const char **p, size_t *len, int depth)
+{
+    const char *ty;
+    int k;
+    t = unwrap_type(t);
+    if (ts_node_is_null(t) || depth > 4) return false;
+    ty = ts_node_type(t);
+    k = kind_of(st, t);
+    if (k == K_IDENTIFIER || k == K_ATTRIBUTE || k == K_MEMBER_TYPE) {
+        *p = text_of(st, t, len);
+        return dotted_slice(*p, *len);
+    }
+    if (strcmp(ty, "string") == 0) {
+        TSNode c = ts_node_named_child(t, 1);
+        if (ts_node_named_child_count(t) != 3 || strcmp(ts_node_type(c), "string_content") != 0) return false;
+        *p = text_of(st, c, len);
+        return dotted_slice(*p, *len);
+    }
+    if (strcmp(ty, "generic_type") == 0 || k == K_SUBSCRIPT) {
+        TSNode head = k == K_SUBSCRIPT ? ts_node_child_by_field_id(t, st->f.value) : ts_node_named_child(t, 0);
+        TSNode arg = k == K_SUBSCRIPT ? ts_node_child_by_field_id(t, st->f.subscript) : ts_node_named_child(t, 1);
+        if (!is_ident(st, head) || !text_is(st, head, "Optional") || ts_node_is_null(arg)) return false;
+        if (k != K_SUBSCRIPT) {  /* type_parameter: [X] */
+            if (ts_node_named_child_count(arg) != 1) return false;
+            arg = ts_node_named_child(arg, 0);
+        }
+        return annotation_type(st, arg, p, len, depth + 1);
+    }
+    if (strcmp(ty, "union_type") == 0 || strcmp(ty, "binary_operator") == 0) {
+        TSNode a = ts_node_named_child(t, 0), b = ts_node_named_child(t, ts_node_named_child_count(t) - 1);
+        if (is_none(b)) return annotation_type(st, a, p, len, depth + 1);
+        if (is_none(a)) return annotation_type(st, b, p, len, depth + 1);
+    }
+    return false;
+}
+
+/* The class a value is an instance of when it is a constructor call
+ * "Cls(...)" or "mod.Cls(...)" (a function call gives a name the graph
+ * cannot take a member of, so it resolves to nothing). */
+static bool call_type(py_state *st, TSNode v, const char **p, size_t *len)
+{
+    TSNode fn, base;
+    size_t bl;
+    const char *bp;
+    if (ts_node_is_null(v) || kind_of(st, v) != K_CALL) return false;
+    fn = ts_node_child_by_field_id(v, st->f.function);
+    if (ts_node_is_null(fn) || !chain_base(st, fn, &base)) return false;
+    bp = text_of(st, base, &bl);
+    if ((bl == 4 && memcmp(bp, "self", 4) == 0) || (bl == 3 && memcmp(bp, "cls", 3) == 0)) return false;
+    *p = text_of(st, fn, len);
+    return dotted_slice(*p, *len);
+}
+
+/* Adds one binding of p[0, len) to `set`: typed (tp) or not (NULL). */
+static int note_type(py_state *st, name_set *set, const char *p, size_t len, const char *tp, size_t tlen)
+{
+    name_entry *e;
+    if (name_set_add(set, p, len, false) < 0) return oom(st);
+    if ((e = name_set_find(set, p, len)) == NULL) return 0;
+    if (tp == NULL) e->tstate = 2;
+    else if (e->tstate == 0) {
+        e->tp = tp;
+        e->tlen = (uint32_t)tlen;
+        e->tstate = 1;
+    } else if (e->tstate == 1 && (e->tlen != tlen || memcmp(e->tp, tp, tlen) != 0)) {
+        e->tstate = 2;
+    }
+    return 0;
+}
+
+/* The self-attribute types of the class whose method is being walked
+ * (created on first use), or NULL outside a method. */
+static name_set *self_attrs(py_state *st, bool method)
+{
+    context *fn = NULL;
+    for (size_t i = st->nctx; i > 0; i--) {
+        context *c = &st->ctx[i - 1];
+        if (c->type != C_NODE) continue;
+        if (fn == NULL && method) {
+            if (c->is_class) return NULL;
+            fn = c;
+            continue;
+        }
+        if (!c->is_class) return NULL;
+        if (c->attrs == NULL && (c->attrs = calloc(1, sizeof *c->attrs)) == NULL) oom(st);
+        return c->attrs;
+    }
+    return NULL;
+}
+
+/* What the binding n (an assignment or a typed parameter) tells of the
+ * type of the name it binds: a local's, or an attribute's of the class
+ * (self.x = Cls() in a method, "x: Cls" in the class body). */
+static int note_binding(py_state *st, TSNode n, int k, const frame *fr)
+{
+    TSNode left, tnode, val;
+    const char *tp = NULL;
+    size_t tlen = 0, len;
+    const char *p;
+    bool neutral = false;
+    name_set *set;
+    if (k == K_ASSIGNMENT) {
+        left = ts_node_child_by_field_id(n, st->f.left);
+        tnode = ts_node_child_by_field_id(n, st->f.type);
+        val = ts_node_child_by_field_id(n, st->f.right);
+        if (!ts_node_is_null(tnode)) {
+            if (!annotation_type(st, tnode, &tp, &tlen, 0)) tp = NULL;
+        } else if (ts_node_is_null(val) || is_none(val)) {
+            neutral = true;   /* "x = None" first, the object later */
+        } else if (!call_type(st, val, &tp, &tlen)) {
+            tp = NULL;
+        }
+    } else {
+        left = k == K_TYPED_PARAMETER ? ts_node_named_child(n, 0) : ts_node_child_by_field_id(n, st->f.name);
+        tnode = ts_node_child_by_field_id(n, st->f.type);
+        if (!annotation_type(st, tnode, &tp, &tlen, 0)) tp = NULL;
+    }
+    if (ts_node_is_null(left)) return 0;
+    if (is_ident(st, left)) {
+        set = fr->locals;
+        if (set == NULL && k == K_ASSIGNMENT) set = self_attrs(st, false);
+        if (set == NULL) return st->rc;
+        st->typed_at = ts_node_start_byte(left) + 1;
+        if (neutral) return 0;
+        p = text_of(st, left, &len);
+        return note_type(st, set, p, len, tp, tlen);
+    }
+    if (kind_of(st, left) == K_ATTRIBUTE && k == K_ASSIGNMENT && !neutral) {
+        TSNode o = ts_node_child_by_field_id(left, st->f.object), a = ts_node_child_by_field_id(left, st->f.attribute);
+        if (!is_ident(st, o) || !text_is(st, o, "self") || !is_ident(st, a)) return 0;
+        if ((set = self_attrs(st, true)) == NULL) return st->rc;
+        p = text_of(st, a, &len);
+        return note_type(st, set, p, len, tp, tlen);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
 /* The walker                                                          */
 
 enum { ACT_SKIP = 0, ACT_DESCEND = 1 };
@@ -1091,6 +1308,48 @@ static int visit_case_pattern(py_state *st, TSNode n, const frame *pf)
         return ACT_SKIP;
     }
     return k == K_IDENTIFIER || k == K_COMMENT ? ACT_SKIP : ACT_DESCEND;
+}
+
+/* The call of attribute chain fn (text in st->scratch) whose leftmost
+ * name is `base`: a call on a local or on self.x goes out with what its
+ * receiver's bindings tell at the flush (receiver_target). */
+static int emit_call_on(py_state *st, TSNode fn, TSNode base)
+{
+    size_t len;
+    const char *p = text_of(st, base, &len), *dot;
+    const name_set *locals;
+    pending_ref *q;
+    if ((len == 4 && memcmp(p, "self", 4) == 0) || (len == 3 && memcmp(p, "cls", 3) == 0)) {
+        /* self.x.m: x is the attribute right above self */
+        TSNode a = fn, o = ts_node_child_by_field_id(a, st->f.object);
+        name_set *attrs;
+        while (!ts_node_is_null(o) && kind_of(st, o) == K_ATTRIBUTE) {
+            a = o;
+            o = ts_node_child_by_field_id(a, st->f.object);
+        }
+        if (a.id == fn.id || (dot = strchr(st->scratch, '.')) == NULL || (dot = strchr(dot + 1, '.')) == NULL ||
+            (attrs = self_attrs(st, true)) == NULL)
+            return st->rc < 0 ? st->rc : emit_ref(st, CN_REF_CALL, st->scratch, NULL, fn);
+        if (emit_ref(st, CN_REF_CALL, st->scratch, NULL, fn) < 0) return st->rc;
+        q = &st->q[st->nq - 1];
+        q->recv = attrs;
+        q->recv_attr = true;
+        q->r = text_of(st, ts_node_child_by_field_id(a, st->f.attribute), &len);
+        q->rlen = (uint32_t)len;
+        q->rskip = (uint32_t)(dot + 1 - st->scratch);
+        return 0;
+    }
+    /* a lambda's or comprehension's variable: a local of unknown type */
+    if (scope_binds(st, p, len, &locals)) return emit_ref(st, CN_REF_CALL, st->scratch, "?", fn);
+    if (emit_ref(st, CN_REF_CALL, st->scratch, NULL, fn) < 0) return st->rc;
+    if (locals != NULL) {
+        q = &st->q[st->nq - 1];
+        q->recv = locals;
+        q->r = p;
+        q->rlen = (uint32_t)len;
+        q->rskip = (uint32_t)len + 1;
+    }
+    return 0;
 }
 
 /* Handles one node of the main (emitting) walk. */
@@ -1218,7 +1477,7 @@ static int visit_emit(py_state *st, TSNode n, frame *fr, const frame *pf, uint32
             TSNode base;
             if (chain_base(st, fn, &base)) {
                 if (chain_text(st, fn, &st->scratch, &st->scratch_cap) == NULL) return oom(st);
-                emit_ref(st, CN_REF_CALL, st->scratch, NULL, fn);
+                if (emit_call_on(st, fn, base) < 0) return st->rc;
                 fr->flags |= FR_CALLEE_NAMED;
             } else {
                 TSNode a = ts_node_child_by_field_id(fn, st->f.attribute);
@@ -1235,6 +1494,11 @@ static int visit_emit(py_state *st, TSNode n, frame *fr, const frame *pf, uint32
         }
         return ACT_DESCEND;
     }
+    case K_ASSIGNMENT:
+    case K_TYPED_PARAMETER:
+    case K_TYPED_DEFAULT_PARAMETER:
+        if (m != M_SKIP && note_binding(st, n, k, fr) < 0) return st->rc;
+        return ACT_DESCEND;
     case K_SUBSCRIPT:
         if (m == M_BASES) {
             TSNode v = ts_node_child_by_field_id(n, st->f.value), base;
@@ -1351,7 +1615,12 @@ static int bind_names(py_state *st, TSNode n, const frame *fr, const frame *pf)
         }
     } else if (k == K_IDENTIFIER && (m == M_TARGET || m == M_PARAM || m == M_CASE) && is_ident(st, n)) {
         p = text_of(st, n, &len);
-        if (name_set_add(out, p, len, false) < 0) return oom(st);
+        /* a binding note_binding() did not type makes the type unknown */
+        if (ts_node_start_byte(n) + 1 == st->typed_at) {
+            if (name_set_add(out, p, len, false) < 0) return oom(st);
+        } else if (note_type(st, out, p, len, NULL, 0) < 0) {
+            return st->rc;
+        }
     }
     return 0;
 }
@@ -1512,6 +1781,7 @@ static int py_parse(cn_lang_parser *self, const char *path, const char *src, siz
     st->src = safe ? safe : src;
     st->len = len;
     st->sink = sink;
+    st->typed_at = 0;
     st->nctx = 0;
     st->path_len = 0;
     if (!grow((void **)&st->path, &st->path_cap, 1, 1)) {
@@ -1564,6 +1834,7 @@ static void py_destroy(cn_lang_parser *self)
         free(st->path);
         free(st->scratch);
         free(st->scratch2);
+        free(st->tbuf);
         free(st->fr_main.v);
         free(st->fr_collect.v);
         free(st);
@@ -1604,6 +1875,8 @@ static int py_create(const cn_host *host, cn_lang_parser **out, cn_error *err)
     /* ERROR is not in the language's symbol table: see kind_of() */
     st->f.name = field(lang, "name");
     st->f.left = field(lang, "left");
+    st->f.right = field(lang, "right");
+    st->f.subscript = field(lang, "subscript");
     st->f.alias = field(lang, "alias");
     st->f.attribute = field(lang, "attribute");
     st->f.object = field(lang, "object");

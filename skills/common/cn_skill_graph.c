@@ -104,6 +104,111 @@ int cn_sg_edges(const cn_host *h, const struct cn_index *idx, uint32_t node, uin
     return 0;
 }
 
+/* ---- guessed edges ------------------------------------------------------- */
+
+/* Whether `written` ("p.prepare", "self.x.prepare", ".prepare",
+ * "obj->prepare") is a call of member m on some receiver. */
+static int member_use(const char *written, const char *m)
+{
+    size_t wl = strlen(written), ml = strlen(m);
+    if (ml == 0 || wl <= ml || strcmp(written + wl - ml, m) != 0) return 0;
+    if (written[wl - ml - 1] == '.') return 1;
+    return wl >= ml + 3 && written[wl - ml - 1] == '>' && written[wl - ml - 2] == '-';
+}
+
+/* The methods named m (ids in index order) into *out (host->alloc'd);
+ * returns how many there are, or a negative code. */
+static long methods_named(const cn_host *h, const struct cn_index *idx, const char *m, uint32_t **out)
+{
+    const cn_index_services *I = h->index;
+    size_t total = I->nodes_by_name(idx, m, NULL, 0), got, o = 0;
+    uint32_t *ids;
+    *out = NULL;
+    if (total == 0) return 0;
+    if ((ids = h->alloc(total * sizeof *ids)) == NULL) return CN_ENOMEM;
+    got = I->nodes_by_name(idx, m, ids, total);
+    for (size_t i = 0; i < got && i < total; i++) {
+        cn_node_info nd;
+        if (node_get(I, idx, ids[i], &nd) == 0 && nd.kind == CN_NODE_METHOD) ids[o++] = ids[i];
+    }
+    if (o == 0) {
+        h->free(ids);
+        return 0;
+    }
+    *out = ids;
+    return (long)o;
+}
+
+int cn_sg_guessed_edges(const cn_host *h, const struct cn_index *idx, uint32_t node, uint32_t mask, int direction,
+                        size_t max_methods, cn_edge_info **out, size_t *n, cn_error *err)
+{
+    const cn_index_services *I = h->index;
+    cn_edge_info *v = NULL, *e = NULL;
+    size_t len = 0, cap = 0, ne = 0;
+    int rc = 0;
+    *out = NULL;
+    *n = 0;
+    mask &= CN_SG_CALLS;   /* only calls name a member on a receiver */
+    if (mask == 0) return 0;
+    if (direction == CN_EDGES_IN) {
+        cn_node_info nd;
+        uint32_t *ids;
+        long nm;
+        size_t total;
+        if (node_get(I, idx, node, &nd) < 0 || nd.kind != CN_NODE_METHOD) return 0;
+        if ((nm = methods_named(h, idx, nd.name, &ids)) < 0) return h->error_set(err, CN_ENOMEM, "out of memory");
+        h->free(ids);
+        if (nm == 0 || (max_methods && (size_t)nm > max_methods)) return 0;
+        total = I->unresolved(idx, nd.name, mask, NULL, 0);
+        if (total == 0) return 0;
+        if ((e = h->alloc(total * sizeof *e)) == NULL) return h->error_set(err, CN_ENOMEM, "out of memory");
+        ne = I->unresolved(idx, nd.name, mask, e, total);
+        if (ne > total) ne = total;
+        for (size_t i = 0; i < ne && len < CN_SG_GUESS_MAX_USES; i++) {
+            if (!member_use(e[i].name, nd.name)) continue;
+            if (grow(h, (void **)&v, &cap, len + 1, sizeof *v) < 0) {
+                rc = CN_ENOMEM;
+                break;
+            }
+            v[len] = e[i];   /* node: the caller */
+            v[len++].resolved = 2;
+        }
+    } else {
+        if ((rc = cn_sg_edges(h, idx, node, mask, CN_EDGES_OUT, &e, &ne, err)) < 0) return rc;
+        for (size_t i = 0; i < ne && rc == 0; i++) {
+            const char *w = e[i].name, *m = w;
+            uint32_t *ids;
+            long nm;
+            if (e[i].resolved && e[i].node != CN_SG_NONE) continue;
+            for (const char *p = w; *p; p++)
+                if (*p == '.' || (*p == '>' && p > w && p[-1] == '-')) m = p + 1;
+            if (m == w || !member_use(w, m)) continue;
+            if ((nm = methods_named(h, idx, m, &ids)) < 0) {
+                rc = CN_ENOMEM;
+                break;
+            }
+            for (long k = 0; (!max_methods || (size_t)nm <= max_methods) && k < nm; k++) {
+                if (grow(h, (void **)&v, &cap, len + 1, sizeof *v) < 0) {
+                    rc = CN_ENOMEM;
+                    break;
+                }
+                v[len] = e[i];
+                v[len].node = ids[k];
+                v[len++].resolved = 2;
+            }
+            h->free(ids);
+        }
+    }
+    h->free(e);
+    if (rc < 0) {
+        h->free(v);
+        return h->error_set(err, CN_ENOMEM, "out of memory");
+    }
+    *out = v;
+    *n = len;
+    return 0;
+}
+
 static char lc(char c)
 {
     return (char)tolower((unsigned char)c);
@@ -633,6 +738,7 @@ typedef struct nb_entry {
     uint32_t line, column;
     int type;
     unsigned depth;
+    int guess;               /* an unresolved call that may be this one */
     const char *name;        /* as written at the use site */
     const char *site;        /* file of the use site (ordering) */
     const char *key;         /* node qualname, or the written name */
@@ -645,6 +751,7 @@ typedef struct nb_walk {
     int direction;
     uint32_t mask;
     int filter_test;
+    int guess;               /* find_callers: add the guessed callers */
     unsigned max_depth;
     uint8_t *depth_of;       /* per node: 0 unseen, else depth + 1 */
     nb_entry *v;
@@ -752,6 +859,7 @@ static int cmp_entry(const void *a, const void *b)
     const nb_entry *x = a, *y = b;
     int c;
     if (x->depth != y->depth) return x->depth < y->depth ? -1 : 1;
+    if (x->guess != y->guess) return x->guess - y->guess;
     if ((c = strcmp(x->site, y->site)) != 0) return c;
     if (x->line != y->line) return x->line < y->line ? -1 : 1;
     if (x->column != y->column) return x->column < y->column ? -1 : 1;
@@ -773,6 +881,7 @@ static int cmp_same_use(const void *a, const void *b)
     if (x->node != y->node) return x->node < y->node ? -1 : 1;
     if (x->via != y->via) return x->via < y->via ? -1 : 1;
     if (x->type != y->type) return x->type < y->type ? -1 : 1;
+    if (x->guess != y->guess) return x->guess - y->guess;
     if (x->node == CN_SG_NONE && (c = strcmp(x->name, y->name)) != 0) return c;
     return x->column < y->column ? -1 : x->column > y->column;
 }
@@ -789,13 +898,40 @@ static void nb_sort(nb_walk *w)
     for (size_t i = 0; i < w->n; i++) {
         const nb_entry *p = o ? &w->v[o - 1] : NULL, *e = &w->v[i];
         if (p && p->depth == e->depth && p->line == e->line && p->node == e->node && p->via == e->via &&
-            p->type == e->type && strcmp(p->site, e->site) == 0 &&
+            p->type == e->type && p->guess == e->guess && strcmp(p->site, e->site) == 0 &&
             (e->node != CN_SG_NONE || strcmp(p->name, e->name) == 0))
             continue;
         w->v[o++] = w->v[i];
     }
     w->n = o;
     qsort(w->v, w->n, sizeof *w->v, cmp_entry);
+}
+
+/* "candidates": the methods a call written "x.m" on an unknown receiver
+ * may reach (at most CN_SG_GUESS_MAX_METHODS, with candidates_total when
+ * there are more); nothing for a name without a receiver or no method. */
+static int nb_candidates(nb_walk *w, cn_json *obj, const char *written, cn_error *err)
+{
+    const cn_json_services *J = w->h->json;
+    const char *m = written;
+    uint32_t *ids;
+    long nm;
+    cn_json *list;
+    for (const char *p = written; *p; p++)
+        if (*p == '.' || (*p == '>' && p > written && p[-1] == '-')) m = p + 1;
+    if (m == written || !member_use(written, m)) return 0;
+    if ((nm = methods_named(w->h, w->idx, m, &ids)) <= 0) return nm < 0 ? CN_ENOMEM : 0;
+    if ((list = J->new_array()) == NULL) {
+        w->h->free(ids);
+        return CN_ENOMEM;
+    }
+    for (long k = 0; k < nm && k < CN_SG_GUESS_MAX_METHODS; k++)
+        J->array_append(list, J->new_string(node_qualname(w->I, w->idx, ids[k])));
+    w->h->free(ids);
+    J->object_set(obj, "candidates", list);
+    if (nm > CN_SG_GUESS_MAX_METHODS) J->object_set(obj, "candidates_total", J->new_int(nm));
+    (void)err;
+    return 0;
 }
 
 static cn_json *nb_entry_json(nb_walk *w, const nb_entry *e, int content, int gutter, uint32_t symbol,
@@ -807,6 +943,12 @@ static cn_json *nb_entry_json(nb_walk *w, const nb_entry *e, int content, int gu
         if ((obj = J->new_object()) == NULL) return oom(w->h, NULL, err);
         J->object_set(obj, "resolved", J->new_bool(0));
         J->object_set(obj, "name", J->new_string(e->name));
+        if (nb_candidates(w, obj, e->name, err) < 0) return oom(w->h, obj, err);
+    } else if (e->guess) {
+        if ((obj = cn_sg_node_json(w->h, w->idx, e->node, content, gutter, err)) == NULL) return NULL;
+        J->object_set(obj, "resolved", J->new_bool(0));
+        J->object_set(obj, "name", J->new_string(e->name));
+        if (nb_candidates(w, obj, e->name, err) < 0) return oom(w->h, obj, err);
     } else {
         if ((obj = cn_sg_node_json(w->h, w->idx, e->node, content, gutter, err)) == NULL) return NULL;
         J->object_set(obj, "resolved", J->new_bool(1));
@@ -825,7 +967,7 @@ typedef struct nb_args {
     uint32_t mask;
     unsigned depth;
     size_t top_k;
-    int content, gutter, filter_test;
+    int content, gutter, filter_test, guess;
 } nb_args;
 
 static int nb_parse(const cn_host *h, const cn_json *args, nb_args *a, cn_error *err)
@@ -845,7 +987,39 @@ static int nb_parse(const cn_host *h, const cn_json *args, nb_args *a, cn_error 
     a->content = cn_su_arg_bool(h, args, "return_content", 0);
     a->gutter = cn_su_arg_bool(h, args, "wrap_with_line_numbers", 0);
     a->filter_test = cn_su_arg_bool(h, args, "filter_test", 0);
+    a->guess = cn_su_arg_bool(h, args, "include_unresolved", 1);
     return 0;
+}
+
+/* The unresolved calls that may be calls of method `symbol` (depth 1,
+ * not walked further). */
+static int nb_guesses(nb_walk *w, uint32_t symbol, cn_error *err)
+{
+    cn_edge_info *e;
+    size_t n;
+    int rc = cn_sg_guessed_edges(w->h, w->idx, symbol, w->mask, CN_EDGES_IN, 0, &e, &n, err);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        nb_entry x;
+        cn_node_info nd;
+        if (node_get(w->I, w->idx, e[i].node, &nd) < 0) continue;
+        if (w->filter_test && is_test_node(&nd)) continue;
+        memset(&x, 0, sizeof x);
+        x.node = e[i].node;
+        x.via = symbol;
+        x.line = e[i].line;
+        x.column = e[i].column;
+        x.type = e[i].type;
+        x.depth = 1;
+        x.guess = 1;
+        x.name = e[i].name;
+        x.site = nd.path;
+        x.key = nd.qualname;
+        if (nb_add(w, &x) < 0) rc = w->h->error_set(err, CN_ENOMEM, "out of memory");
+    }
+    if (n >= CN_SG_GUESS_MAX_USES) w->truncated = 1;
+    /* the names are the index's: e itself can go */
+    w->h->free(e);
+    return rc;
 }
 
 static int nb_walk_all(nb_walk *w, const cn_sg_match *m, cn_error *err)
@@ -870,6 +1044,8 @@ static int nb_walk_all(nb_walk *w, const cn_sg_match *m, cn_error *err)
     }
     w->h->free(frontier.v);
     w->h->free(next.v);
+    if (rc == 0 && w->guess && m->status == CN_SG_FOUND && w->direction == CN_EDGES_IN)
+        rc = nb_guesses(w, m->ids[0], err);
     return rc;
 }
 
@@ -901,6 +1077,11 @@ static int nb_result(nb_walk *w, const nb_args *a, const cn_sg_match *m, char **
     }
     J->object_set(out, "results", list);
     J->object_set(out, "total", J->new_int((int64_t)w->n));
+    {
+        size_t guessed = 0;
+        for (size_t i = 0; i < w->n; i++) guessed += w->v[i].guess != 0;
+        if (guessed) J->object_set(out, "unresolved", J->new_int((int64_t)guessed));
+    }
     J->object_set(out, "truncated", J->new_bool(w->truncated || w->n > a->top_k));
     return cn_su_emit(w->h, out, result_json, err);
 fail:
@@ -936,6 +1117,7 @@ int cn_sg_neighbours_run(const cn_host *h, const cn_skill_context *ctx, const cn
     w.direction = direction;
     w.mask = a.mask;
     w.filter_test = a.filter_test;
+    w.guess = a.guess;
     w.max_depth = a.depth;
     count = I->node_count(ctx->index);
     if ((w.depth_of = h->alloc(count ? count : 1)) == NULL) {
@@ -970,11 +1152,12 @@ typedef struct ps_frame {
     uint32_t node;
     uint32_t line;       /* use site of the edge that reached this node */
     int type;
+    int guessed;         /* that edge is a guess (cn_sg_guessed_edges) */
 } ps_frame;
 
 typedef struct ps_cand {
     uint32_t node, line;
-    int type;
+    int type, guessed;
 } ps_cand;
 
 typedef struct ps_state {
@@ -1004,6 +1187,34 @@ static int ps_oom(ps_state *s, cn_error *err)
     return s->h->error_set(err, CN_ENOMEM, "out of memory");
 }
 
+/* The edges of `node` the search follows: the graph's, then (q->guess)
+ * the guessed calls on receivers of unknown type. */
+static int ps_edges(ps_state *s, uint32_t node, int direction, cn_edge_info **out, size_t *n, cn_error *err)
+{
+    cn_edge_info *g, *all;
+    size_t ng;
+    int rc = cn_sg_edges(s->h, s->idx, node, s->q->mask, direction, out, n, err);
+    if (rc < 0 || !s->q->guess) return rc;
+    if ((rc = cn_sg_guessed_edges(s->h, s->idx, node, s->q->mask, direction, CN_SG_GUESS_MAX_METHODS, &g, &ng,
+                                  err)) < 0) {
+        s->h->free(*out);
+        *out = NULL;
+        return rc;
+    }
+    if (ng == 0) return 0;
+    if ((all = s->h->realloc(*out, (*n + ng) * sizeof *all)) == NULL) {
+        s->h->free(g);
+        s->h->free(*out);
+        *out = NULL;
+        return ps_oom(s, err);
+    }
+    memcpy(all + *n, g, ng * sizeof *g);
+    s->h->free(g);
+    *out = all;
+    *n += ng;
+    return 0;
+}
+
 /* Up without a target: the entry points above the source (nothing calls
  * them with the edges followed, or they run on their own: tests,
  * module-level blocks, files) become the targets.  dist serves as the
@@ -1024,7 +1235,7 @@ static int ps_entry_points(ps_state *s, cn_error *err)
             s->target[node] = 1;
             continue;
         }
-        if ((rc = cn_sg_edges(s->h, s->idx, node, s->q->mask, CN_EDGES_IN, &e, &n, err)) < 0) break;
+        if ((rc = ps_edges(s, node, CN_EDGES_IN, &e, &n, err)) < 0) break;
         if (n == 0) s->target[node] = 1;
         for (size_t k = 0; k < n && rc == 0; k++) {
             uint32_t o = e[k].node;
@@ -1076,7 +1287,7 @@ static int ps_distances(ps_state *s, cn_error *err)
         for (size_t i = 0; i < cur.n && rc == 0; i++) {
             cn_edge_info *e;
             size_t n;
-            if ((rc = cn_sg_edges(s->h, s->idx, cur.v[i], s->q->mask, rev, &e, &n, err)) < 0) break;
+            if ((rc = ps_edges(s, cur.v[i], rev, &e, &n, err)) < 0) break;
             for (size_t k = 0; k < n && rc == 0; k++) {
                 uint32_t o = e[k].node;
                 if (!e[k].resolved || o >= s->count || s->dist[o] != DIST_INF) continue;
@@ -1124,12 +1335,14 @@ static int ps_emit(ps_state *s, unsigned len)
             hops[i].node = s->stk[i].node;
             hops[i].line = i + 1 < n ? s->stk[i + 1].line : UINT32_MAX;
             hops[i].type = i + 1 < n ? s->stk[i + 1].type : 0;
+            hops[i].guessed = i + 1 < n ? s->stk[i + 1].guessed : 0;
         } else {
             /* walked against them: stk[j] calls stk[j - 1] at its line */
             size_t j = n - 1 - i;
             hops[i].node = s->stk[j].node;
             hops[i].line = j > 0 ? s->stk[j].line : UINT32_MAX;
             hops[i].type = j > 0 ? s->stk[j].type : 0;
+            hops[i].guessed = j > 0 ? s->stk[j].guessed : 0;
         }
     }
     if (s->extra) {
@@ -1137,6 +1350,8 @@ static int ps_emit(ps_state *s, unsigned len)
         hops[n].node = CN_SG_NONE;
         hops[n].line = UINT32_MAX;
         hops[n].type = 0;
+        hops[n].guessed = 0;
+        hops[n - 1].guessed = 0;
     }
     if ((p = s->h->realloc(o->v, (o->n + 1) * sizeof *p)) == NULL) {
         s->h->free(hops);
@@ -1168,7 +1383,7 @@ static int ps_candidates(ps_state *s, unsigned d, ps_cand **out, size_t *n_out, 
     cn_edge_info *e;
     size_t n, o = 0;
     uint32_t serial = ++s->serial;
-    int rc = cn_sg_edges(s->h, s->idx, s->stk[d].node, s->q->mask, s->q->direction, &e, &n, err);
+    int rc = ps_edges(s, s->stk[d].node, s->q->direction, &e, &n, err);
     *out = NULL;
     *n_out = 0;
     if (rc < 0 || n == 0) return rc;
@@ -1189,6 +1404,7 @@ static int ps_candidates(ps_state *s, unsigned d, ps_cand **out, size_t *n_out, 
         (*out)[o].node = v;
         (*out)[o].line = e[k].line;
         (*out)[o].type = e[k].type;
+        (*out)[o].guessed = e[k].resolved == 2;
         o++;
     }
     s->h->free(e);
@@ -1211,6 +1427,7 @@ static int ps_walk(ps_state *s, unsigned d, cn_error *err)
         s->stk[d + 1].node = c[i].node;
         s->stk[d + 1].line = c[i].line;
         s->stk[d + 1].type = c[i].type;
+        s->stk[d + 1].guessed = c[i].guessed;
         if (s->target[c[i].node]) {
             /* paths end at the first target; shorter ones were listed in
              * an earlier round */
@@ -1232,6 +1449,7 @@ static int ps_search(ps_state *s, cn_error *err)
     s->stk[0].node = src;
     s->stk[0].line = UINT32_MAX;
     s->stk[0].type = 0;
+    s->stk[0].guessed = 0;
     if (s->target[src]) {
         /* the source is the target, uses the target name, or is an entry
          * point: the shortest path, and paths end at a target */

@@ -34,6 +34,19 @@ const char *cn_sg_edge_name(int type);
 int cn_sg_edges(const cn_host *h, const struct cn_index *idx, uint32_t node, uint32_t mask,
                 int direction, cn_edge_info **out, size_t *n, cn_error *err);
 
+/* Guessed call edges, for what the graph could not resolve: an attribute
+ * call "x.m(...)" on a receiver of unknown type may call any method named
+ * m.  CN_EDGES_IN: the unresolved calls of `node`'s name (when it is a
+ * method) written on a receiver, out[i].node their caller; CN_EDGES_OUT:
+ * for each unresolved call of `node` on a receiver, one edge per method of
+ * that name.  Names defined by more than max_methods methods (0: no
+ * limit) give none (too ambiguous to follow), and at most CN_SG_GUESS_MAX_USES
+ * come in.  Every edge has resolved == 2.  Only calls (mask). */
+#define CN_SG_GUESS_MAX_METHODS 8
+#define CN_SG_GUESS_MAX_USES 200
+int cn_sg_guessed_edges(const cn_host *h, const struct cn_index *idx, uint32_t node, uint32_t mask, int direction,
+                        size_t max_methods, cn_edge_info **out, size_t *n, cn_error *err);
+
 /* ---- symbol resolution -------------------------------------------------- */
 
 typedef enum cn_sg_status {
@@ -102,6 +115,7 @@ typedef struct cn_sg_hop {
     uint32_t line;       /* use site in this node leading to the next hop,
                             UINT32_MAX on the last node */
     int type;            /* edge type of that use site */
+    int guessed;         /* that use site is a guessed call */
 } cn_sg_hop;
 
 typedef struct cn_sg_path {
@@ -121,6 +135,8 @@ typedef struct cn_sg_path_query {
     unsigned max_depth;
     size_t max_paths;
     size_t budget;           /* search entries before giving up */
+    int guess;               /* also follow cn_sg_guessed_edges (at most
+                                CN_SG_GUESS_MAX_METHODS methods a name) */
 } cn_sg_path_query;
 
 typedef struct cn_sg_paths {

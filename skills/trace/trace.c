@@ -21,6 +21,7 @@ typedef struct tr_args {
     uint32_t mask;
     unsigned max_depth;
     size_t max_paths;
+    int guess;
 } tr_args;
 
 static int tr_range(const cn_host *h, const cn_json *args, const char *name, int64_t dflt, int64_t max,
@@ -50,6 +51,7 @@ static int tr_parse(const cn_host *h, const cn_json *args, tr_args *a, cn_error 
     a->max_depth = (unsigned)depth;
     a->max_paths = (size_t)paths;
     a->mask = CN_SG_CALLS | (cn_su_arg_bool(h, args, "include_references", 0) ? CN_SG_REFS : 0);
+    a->guess = cn_su_arg_bool(h, args, "guess", 1);
     if (dir == NULL || dir[0] == '\0') {
         a->direction = a->target ? CN_EDGES_OUT : CN_EDGES_IN;
     } else if (strcmp(dir, "down") == 0) {
@@ -94,6 +96,8 @@ static cn_json *tr_hop_json(const cn_host *h, const cn_skill_context *ctx, const
     if (hop->line != UINT32_MAX) {
         J->object_set(obj, "edge", J->new_string(cn_sg_edge_name(hop->type)));
         J->object_set(obj, "line", J->new_int(hop->line));
+        /* the call at `line` is on a receiver of unknown type: a guess */
+        if (hop->guessed) J->object_set(obj, "guessed", J->new_bool(1));
     }
     return obj;
 }
@@ -128,7 +132,7 @@ static cn_json *tr_paths_json(const cn_host *h, const cn_skill_context *ctx, con
 }
 
 static int tr_emit(const cn_host *h, const cn_skill_context *ctx, const tr_args *a, const cn_sg_match *src,
-                   const cn_sg_match *dst, const cn_sg_paths *p, char **result_json, cn_error *err)
+                   const cn_sg_match *dst, const cn_sg_paths *p, int guessed, char **result_json, cn_error *err)
 {
     const cn_json_services *J = h->json;
     const char *target_name = dst && dst->status == CN_SG_UNRESOLVED ? dst->name : NULL;
@@ -151,6 +155,13 @@ static int tr_emit(const cn_host *h, const cn_skill_context *ctx, const tr_args 
     if ((paths = tr_paths_json(h, ctx, p, target_name, err)) == NULL) goto fail;
     J->object_set(out, "paths", paths);
     J->object_set(out, "truncated", J->new_bool(p->truncated));
+    if (guessed && p->n) {
+        J->object_set(out, "guessed", J->new_bool(1));
+        J->object_set(out, "note", J->new_string("no path of resolved calls exists; these paths go through "
+                                                 "calls on receivers of unknown type, each guessed from the "
+                                                 "method's name (the hops marked \"guessed\"). Read those "
+                                                 "call sites to confirm them."));
+    }
     if (p->shortest) J->object_set(out, "shortest_length", J->new_int(p->shortest));
     return cn_su_emit(h, out, result_json, err);
 fail:
@@ -193,7 +204,13 @@ static int tr_run(const cn_host *h, const cn_skill_context *ctx, const cn_json *
     q.max_paths = a.max_paths;
     q.budget = SEARCH_BUDGET;
     if ((rc = cn_sg_find_paths(h, ctx->index, &q, &paths, err)) < 0) goto done;
-    rc = tr_emit(h, ctx, &a, &src, a.target ? &dst : NULL, &paths, result_json, err);
+    if (paths.n == 0 && q.has_target && a.guess) {
+        /* no path of resolved calls: try again through guessed ones */
+        cn_sg_paths_free(h, &paths);
+        q.guess = 1;
+        if ((rc = cn_sg_find_paths(h, ctx->index, &q, &paths, err)) < 0) goto done;
+    }
+    rc = tr_emit(h, ctx, &a, &src, a.target ? &dst : NULL, &paths, q.guess, result_json, err);
     cn_sg_paths_free(h, &paths);
 done:
     cn_sg_match_free(h, &src);

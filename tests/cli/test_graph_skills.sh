@@ -56,14 +56,17 @@ check "find_callees: callees in reading order, use-site lines 9 and 10" \
 
 pyrun find_callees '{"symbol": "run"}'
 check "find_callees run: calls, references and an unresolved call, by line" \
-  out_has '"results":[{'"$n_pool"',"resolved":true,"edge":"calls","line":8,"depth":1},{'"$n_helper"',"resolved":true,"edge":"calls","line":9,"depth":1},{'"$n_save"',"resolved":true,"edge":"references","line":10,"depth":1},{'"$n_close"',"resolved":true,"edge":"calls","line":11,"depth":1},{"resolved":false,"name":"obj.save","edge":"calls","line":12,"depth":1},{'"$n_base"',"resolved":true,"edge":"references","line":13,"depth":1}],"total":6'
+  out_has '"results":[{'"$n_pool"',"resolved":true,"edge":"calls","line":8,"depth":1},{'"$n_helper"',"resolved":true,"edge":"calls","line":9,"depth":1},{'"$n_save"',"resolved":true,"edge":"references","line":10,"depth":1},{'"$n_close"',"resolved":true,"edge":"calls","line":11,"depth":1},{"resolved":false,"name":"obj.save","candidates":["pkg/models.py:User.save"],"edge":"calls","line":12,"depth":1},{'"$n_base"',"resolved":true,"edge":"references","line":13,"depth":1}],"total":6'
 
 # ---- calls only vs references --------------------------------------------
 pyrun find_callers '{"symbol": "User.save"}'
-check "find_callers with references: the two references on line 10" \
-  out_has '"results":[{'"$n_load"',"resolved":true,"edge":"references","line":10,"depth":1},{'"$n_run"',"resolved":true,"edge":"references","line":10,"depth":1}]'
+check "find_callers with references: the two references on line 10, then obj.save as an unresolved candidate" \
+  out_has '"results":[{'"$n_load"',"resolved":true,"edge":"references","line":10,"depth":1},{'"$n_run"',"resolved":true,"edge":"references","line":10,"depth":1},{'"$n_run"',"resolved":false,"name":"obj.save","candidates":["pkg/models.py:User.save"],"edge":"calls","line":12,"depth":1}],"total":3,"unresolved":1'
 pyrun find_callers '{"symbol": "User.save", "include_references": false}'
-check "find_callers calls only: User.save is never called" out_has '"results":[],"total":0,"truncated":false'
+check "find_callers calls only: User.save is never called for sure, obj.save may" \
+  out_has '"results":[{'"$n_run"',"resolved":false,"name":"obj.save","candidates":["pkg/models.py:User.save"],"edge":"calls","line":12,"depth":1}],"total":1,"unresolved":1,"truncated":false'
+pyrun find_callers '{"symbol": "User.save", "include_references": false, "include_unresolved": false}'
+check "find_callers calls only, resolved only: nothing" out_has '"results":[],"total":0,"truncated":false'
 pyrun find_callees '{"symbol": "run", "include_references": false}'
 check "find_callees calls only: no reference edge" out_lacks '"edge":"references"'
 check "find_callees calls only: the four calls remain" out_has '"total":4'

@@ -94,4 +94,67 @@ else
   echo "# a 70 MB body: left out under valgrind"
 fi
 
+# ---- symbols: decorated definitions, case and substring matches ----------------
+srepo=$TMPBASE/srepo
+mkdir -p "$srepo"
+cat > "$srepo/names.py" <<'PY'
+import functools
+
+
+def split(text):
+    return text.split()
+
+
+class Split:
+    @property
+    def parts(self):
+        return []
+
+    @parts.setter
+    def parts(self, value):
+        pass
+
+
+@functools.lru_cache(
+    maxsize=None,
+)
+def split_all(text):
+    return split(text)
+
+
+def resplit():
+    return split_all("")
+PY
+sinit='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"rootUri":"file://'"$srepo"'","capabilities":{}}}'
+wsym() { printf '{"jsonrpc":"2.0","id":%s,"method":"workspace/symbol","params":{"query":"%s"}}' "$1" "$2"; }
+sdef='{"jsonrpc":"2.0","id":20,"method":"textDocument/definition","params":{"textDocument":{"uri":"file://'"$srepo"'/names.py"},"position":{"line":25,"character":12}}}'
+sdoc='{"jsonrpc":"2.0","id":21,"method":"textDocument/documentSymbol","params":{"textDocument":{"uri":"file://'"$srepo"'/names.py"}}}'
+{ frame "$sinit"; frame "$(wsym 10 split)"; frame "$(wsym 11 Split)"; frame "$(wsym 12 "")"; frame "$(wsym 13 parts)"
+  frame "$sdef"; frame "$sdoc"; frame "$shutdown"; frame "$exit_n"; } > "$msgs"
+cn lsp --cache-dir "$TMPBASE/scache" < "$msgs"
+check "a symbols session ends cleanly" rc_is 0
+# one answer per line, to read each on its own
+awk 'BEGIN { RS = "Content-Length: " } NR > 1 { i = index($0, "\r\n\r\n"); print substr($0, i + 4) }' \
+  "$OUT" > "$TMPBASE/answers"
+answer() { grep "\"id\":$1," "$TMPBASE/answers"; }
+names() { answer "$1" | grep -o '"name":"[^"]*"' | tr '\n' ' '; }
+loc_at() { printf '"range":{"start":{"line":%s,"character":%s},"end":{"line":%s,"character":%s}}' "$1" "$2" "$1" "$3"; }
+check "workspace/symbol split: the exact match first, then Split (case) and split_all, resplit (substring)" \
+  test "$(names 10)" = '"name":"split" "name":"Split" "name":"split_all" "name":"resplit" '
+check "workspace/symbol Split: the exact-case class first, the others still listed" \
+  test "$(names 11)" = '"name":"Split" "name":"split" "name":"split_all" "name":"resplit" '
+check "workspace/symbol with an empty query: every symbol (bounded)" \
+  test "$(names 12)" = '"name":"split" "name":"Split" "name":"parts" "name":"parts" "name":"split_all" "name":"resplit" '
+check "a decorated function (decorator over three lines) is located at its name on the def line" \
+  sh -c 'grep "\"id\":12," "$0" | grep -q "\"name\":\"split_all\",\"kind\":12,\"location\":{\"uri\":\"[^\"]*\",$1"' \
+  "$TMPBASE/answers" "$(loc_at 20 4 13)"
+check "@property and @parts.setter methods: each at its own def line, not the decorator's" \
+  sh -c 'a=$(grep "\"id\":13," "$0"); echo "$a" | grep -q -F "$1" && echo "$a" | grep -q -F "$2"' \
+  "$TMPBASE/answers" "$(loc_at 9 8 13)" "$(loc_at 13 8 13)"
+check "definition of split_all() goes to its name, not to the decorator" \
+  sh -c 'grep "\"id\":20," "$0" | grep -q -F "$1"' "$TMPBASE/answers" "$(loc_at 20 4 13)"
+check "documentSymbol: a decorated function's selectionRange is its name" \
+  sh -c 'grep "\"id\":21," "$0" | grep -q -F "\"selectionRange\":$1"' "$TMPBASE/answers" \
+  "$(loc_at 20 4 13 | sed 's/^"range"://')"
+
 done_testing

@@ -84,7 +84,14 @@ typedef struct cn_lang_ref {
     const char *target;       /* imports: the imported thing, dotted
                                  ("x.y" for "from x import y"; "x" for
                                  "import x"; with leading dots for relative
-                                 imports); NULL otherwise */
+                                 imports); calls on a receiver the backend
+                                 could type (optional): the
+                                 receiver's class as written followed by the
+                                 rest ("PreparedRequest.prepare" for
+                                 "p.prepare" with p: PreparedRequest), or "?"
+                                 when the receiver is a local of unknown type
+                                 (never to be resolved by its name); NULL
+                                 otherwise */
     uint32_t line;            /* 1-based line of the use site */
     uint32_t column;          /* 0-based byte column of the use site */
 } cn_lang_ref;
