@@ -30,6 +30,7 @@ cp "$OUT" "$TMPBASE/before.json"
 check "and no retrieval-role step is taken" sh -c '! grep -q "\"role\"" "$0"' "$OUT"
 cn query --repo "$repo" --cache-dir "$cache" "$q"
 cp "$OUT" "$TMPBASE/before.txt"
+check "BM25 alone does not find pkg/other.py" sh -c '! grep -q "other.py" "$0"' "$OUT"
 
 # build each skill package out of tree: MODE 0 good, 1 fails, 2 garbage, 3 ghosts
 skills=$TMPBASE/skills
@@ -57,6 +58,16 @@ cn query --repo "$repo" --cache-dir "$cache" "$q"
 check "its file joins the answer" sh -c 'grep "^Files:" "$0" | grep -q "pkg/other.py"' "$OUT"
 check "the built-in answer stays first" sh -c 'grep -q "^Files: pkg/card.py" "$0"' "$OUT"
 check "nothing to warn about" sh -c '! grep -q warning "$0"' "$ERR"
+
+# MCP locate answers through the same planner
+{
+  echo '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}'
+  echo '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+  echo '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"locate","arguments":{"question":"'"$q"'"}}}'
+} > "$TMPBASE/msgs"
+cn mcp --repo "$repo" --cache-dir "$cache" < "$TMPBASE/msgs"
+check "MCP locate answers" rc_is 0
+check "with the third-party skill's file" sh -c 'grep "\"id\":3," "$0" | grep -q "pkg/other.py"' "$OUT"
 
 cn query --repo "$repo" --cache-dir "$cache" --skills ext_good --json "$q"
 check "query --skills takes a third-party skill alone" rc_is 0
