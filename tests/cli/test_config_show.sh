@@ -74,6 +74,14 @@ if [ -f "$CN_BUILDDIR/_plugins/lang-python/lang_python.so" ]; then
   cn run bm25_search --repo "$TMPBASE/repo" --cache-dir "$TMPBASE/cache" --args '{"query": "area", "top_k": 5}'
   check "an argument still wins" sh -c '[ "$(grep -o "\"node_name\"" "$0" | wc -l)" -gt 1 ]' "$OUT"
 fi
+# the default backends reach a vector index build without --embedder
+if [ -f "$CN_BUILDDIR/_plugins/lang-python/lang_python.so" ]; then
+  printf 'embedder: no-such-embedder\n' > "$user"
+  cn compile "$TMPBASE/repo" --cache-dir "$TMPBASE/cache2" --index vector --quiet
+  check "the configured embedder is the default" sh -c '[ "$1" -ne 0 ] && grep -q "no-such-embedder" "$0"' "$ERR" "$rc"
+  cn compile "$TMPBASE/repo" --cache-dir "$TMPBASE/cache2" --index vector --embedder embed-local --quiet
+  check "--embedder wins over it" rc_is 0
+fi
 printf 'skills:\n  bm25_search:\n    top_k: lots\n' > "$user"
 cn run bm25_search --repo "$TMPBASE/repo" --cache-dir "$TMPBASE/cache" --args '{"query": "area"}'
 check "a per-skill default of the wrong type is an error naming it" sh -c '[ "$1" -ne 0 ] && grep -q "codenib configuration" "$0"' "$ERR" "$rc"
