@@ -49,6 +49,8 @@ build ext_good 0
 export CODENIB_SKILLS_PATH="$skills"
 cn skills show ext_good --json
 check "its planner role is listed" grep -q '"planner": *"retrieval"' "$OUT"
+cn skills show ext_good
+check "skills show says the planner calls it" out_has "planner:   retrieval"
 cn query --repo "$repo" --cache-dir "$cache" --json "$q"
 check "query answers with it" rc_is 0
 check "the planner called it with the question" grep -q '"skill": *"ext_good"' "$OUT"
