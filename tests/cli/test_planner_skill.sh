@@ -75,6 +75,9 @@ cn query --repo "$repo" --cache-dir "$cache" --skills ext_good --json "$q"
 check "query --skills takes a third-party skill alone" rc_is 0
 check "and answers from it" sh -c 'grep -q "\"ext_good #1\"" "$0" && ! grep -q "\"bm25 #" "$0"' "$OUT"
 
+cn query --repo "$repo" --cache-dir "$cache" --skills ext_good,ext_nosuch "$q"
+check "a skill --skills names that is not installed is named" sh -c '[ "$1" -eq 1 ] && grep -q "no skill .ext_nosuch. is installed" "$0"' "$ERR" "$rc"
+
 build ext_fail 1
 build ext_junk 2
 build ext_ghost 3
