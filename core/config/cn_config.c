@@ -122,6 +122,8 @@ static int merge_file(cn_config *c, const char *path)
         if (errno == ENOENT || errno == ENOTDIR) return 0;
         return cn_error_set(CN_EIO, "%s: %s", path, strerror(errno));
     }
+    /* never open a FIFO or a device: reading one could block for ever */
+    if (!S_ISREG(st.st_mode)) return cn_error_set(CN_EIO, "%s: not a regular file; make it one or remove it", path);
     if ((rc = cn_yaml_load_file(path, &doc)) < 0) return rc;
     if ((rc = cn_strv_push(&c->files, path)) < 0) goto out;
     if (!json_object_is_type(doc, json_type_object)) {

@@ -174,6 +174,14 @@ static void test_errors(void)
     fails(CN_EPARSE, "duplicate", "duplicate key");
     write_file(user_file, "\x01\xff\x00");
     fails(CN_EPARSE, user_file, "binary garbage");
+    unlink(user_file);
+    if (mkfifo(user_file, 0600) == 0) {
+        fails(CN_EIO, "not a regular file", "a FIFO is refused, not opened");
+        unlink(user_file);
+    }
+    mkdir(user_file, 0755);
+    fails(CN_EIO, "not a regular file", "a directory is refused");
+    rmdir(user_file);
     write_file(user_file, "");
     c = load_ok("an empty file is fine");
     cn_config_free(c);
