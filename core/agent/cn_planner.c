@@ -37,6 +37,9 @@
 #define W_NAMES 0.5
 #define W_NAMES_TITLE 1.0
 #define W_LITERAL 2.0
+/* A third-party retrieval skill (`planner: retrieval` in its config.yaml):
+ * heard, but below BM25 until the development set says it earns more. */
+#define W_PLANNER_SKILL 0.5
 /* Graph expansion: a neighbour gets this share of its root's score (less
  * for a class: its callers are whoever makes one); the top this-many
  * symbol nodes are expanded, each with at most EXPAND_TOP_K callers and
@@ -295,6 +298,93 @@ static int retrieve_search(run *r, const char *skill, const char *query, double 
     return rc < 0 ? rc : 0;
 }
 
+/* ---- third-party retrieval skills -------------------------------------- */
+
+static void step_failed(run *r, const char *id, const char *reason)
+{
+    json_object *step = json_object_array_get_idx(r->steps, json_object_array_length(r->steps) - 1);
+    json_object_object_add(step, "status", json_object_new_string("failed"));
+    json_object_object_add(step, "reason", json_object_new_string(reason));
+    cn_buf_printf(&r->failures, "%s%s: %s", r->failures.len ? "; " : "", id, reason);
+}
+
+/* The list of hits of a result: the result itself, or its "results" or
+ * "nodes" member (sdk/docs/authoring.md, "Retrieval skills of the
+ * planner"); NULL when it has none. */
+static json_object *hits_of(json_object *res)
+{
+    json_object *v;
+    if (json_object_is_type(res, json_type_array)) return res;
+    if ((json_object_object_get_ex(res, "results", &v) || json_object_object_get_ex(res, "nodes", &v)) &&
+        json_object_is_type(v, json_type_array))
+        return v;
+    return NULL;
+}
+
+/* The hits that name a file of the index: a skill cannot put a file the
+ * repository lacks into the answer. */
+static json_object *hits_in_index(const run *r, json_object *hits)
+{
+    json_object *keep = json_object_new_array();
+    for (size_t i = 0; keep != NULL && i < json_object_array_length(hits); i++) {
+        json_object *h = json_object_array_get_idx(hits, i);
+        const char *file = cn_json_str_member(h, "file");
+        cn_file_view fv;
+        if (file == NULL || cn_json_str_member(h, "node_name") == NULL) continue;
+        if (r->reg->index != NULL && cn_nodes_find_file(r->reg->index->nodes, file, &fv) < 0) {
+            cn_error_clear();
+            continue;
+        }
+        json_object_array_add(keep, json_object_get(h));
+    }
+    return keep;
+}
+
+static int retrieve_with_skill(run *r, const cn_skill_entry *e)
+{
+    const cn_input_spec *k = cn_meta_input(e->meta, "top_k");
+    size_t top_k = r->o.candidates;
+    json_object *a = json_object_new_object(), *res = NULL, *hits, *kept;
+    int rc;
+
+    if (k != NULL && k->has_maximum && k->maximum >= 1 && (double)top_k > k->maximum) top_k = (size_t)k->maximum;
+    json_object_object_add(a, "query", json_object_new_string(r->question));
+    json_object_object_add(a, "top_k", json_object_new_int64((int64_t)top_k));
+    if ((rc = call_skill(r, e->id, a, &res)) < 0) return rc;
+    json_object_object_add(json_object_array_get_idx(r->steps, json_object_array_length(r->steps) - 1), "role",
+                           json_object_new_string("retrieval"));
+    if (rc == 0) return 0;
+    if ((hits = hits_of(res)) == NULL) {
+        step_failed(r, e->id, "its result holds no list of hits (a list, or an object with \"results\"); ignored");
+    } else if ((kept = hits_in_index(r, hits)) == NULL) {
+        rc = CN_ENOMEM;
+    } else {
+        if (json_object_array_length(hits) > 0 && json_object_array_length(kept) == 0)
+            step_failed(r, e->id, "none of its hits names a node (node_name, file) of the index; ignored");
+        else if ((rc = cn_pl_fuse_list(&r->pool, kept, W_PLANNER_SKILL, e->id)) > 0)
+            r->retrieved++;
+        json_object_put(kept);
+    }
+    json_object_put(res);
+    if (r->failures.oom) return CN_ENOMEM;
+    return rc < 0 ? rc : 0;
+}
+
+/* Every loaded skill whose package offers it to the planner, in the
+ * registry's order; those the run does not allow are left alone. */
+static int retrieve_role_skills(run *r)
+{
+    for (size_t i = 0; i < r->reg->n_entries; i++) {
+        const cn_skill_entry *e = r->reg->entries[i];
+        int rc;
+        if (e->meta == NULL || e->meta->planner == NULL || strcmp(e->meta->planner, "retrieval") != 0 ||
+            e->state == CN_STATE_DUPLICATE || !cn_registry_enabled(r->reg, e->id))
+            continue;
+        if ((rc = retrieve_with_skill(r, e)) < 0) return rc;
+    }
+    return 0;
+}
+
 /* Symbols whose names carry `text` (cn_planner_names.c). */
 static int retrieve_names(run *r, const char *text, double weight, const char *label)
 {
@@ -365,6 +455,7 @@ static int retrieve(run *r)
     if (rc == 0 && names) rc = retrieve_names(r, r->question, W_NAMES, "name match");
     if (rc == 0 && names && with_title) rc = retrieve_names(r, title, W_NAMES_TITLE, "name matches the title");
     if (rc == 0 && on(r, CN_PL_SIG_LITERALS)) rc = retrieve_literals(r);
+    if (rc == 0) rc = retrieve_role_skills(r);
     free(s);
     free(e);
     free(title);

@@ -8,6 +8,10 @@
  *   -> retrieval: lsp_route (symbols = seeds, query = question),
  *      bm25_search (the question; the seeds; the error strings),
  *      hybrid_search when a vector index exists
+ *      and every loaded skill whose config.yaml says `planner: retrieval`
+ *      ({"query": question, "top_k": N}; its hits whose file the index
+ *      has are fused at a modest weight, a failure or garbage is recorded
+ *      in `steps` with "role": "retrieval" and ignored)
  *   -> fusion: weighted reciprocal rank fusion; anchors of a seed that
  *      resolved exactly weigh most; a path the question names boosts
  *      that file

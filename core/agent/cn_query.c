@@ -155,8 +155,13 @@ static int prepare_registry(const cn_query_opts *o, cn_registry **own, cn_regist
         rc = o->repo ? open_repo_index(o, *own) : open_manifest(*own, o->manifest);
     if (rc == 0 && o->skills != NULL) {
         cn_strv ids = CN_STRV_INIT;
-        if ((rc = cn_strv_split(&ids, o->skills, ',')) == 0)
-            rc = cn_registry_set_allow(*own, (const char *const *)ids.items, ids.len);
+        rc = cn_strv_split(&ids, o->skills, ',');
+        /* any loaded skill, a third party's too; a misspelt one is named */
+        for (size_t i = 0; rc == 0 && i < ids.len; i++)
+            if (cn_registry_find(*own, ids.items[i]) == NULL)
+                rc = cn_error_set(CN_ENOTFOUND, "--skills: no skill '%s' is installed (see codenib skills list)",
+                                  ids.items[i]);
+        if (rc == 0) rc = cn_registry_set_allow(*own, (const char *const *)ids.items, ids.len);
         cn_strv_free(&ids);
     }
     if (rc < 0) {

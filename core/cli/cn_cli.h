@@ -25,6 +25,7 @@ int cn_cmd_query(int argc, char **argv);
 int cn_cmd_eval(int argc, char **argv);
 int cn_cmd_mcp(int argc, char **argv);
 int cn_cmd_lsp(int argc, char **argv);
+int cn_cmd_config(int argc, char **argv);
 
 /* Prints "codenib: <message>" for the last error and returns CN_EXIT_FAIL. */
 int cn_cli_fail(void);

@@ -74,6 +74,24 @@ static void on_progress(const char *what, size_t done, size_t total, void *data)
     else fprintf(stderr, "\r\033[K%s ...", what);
 }
 
+/* A third-party retrieval skill that failed was left out of the answer:
+ * say so, since its author would otherwise never know. */
+static void warn_role_skills(json_object *res)
+{
+    json_object *steps = NULL;
+    json_object_object_get_ex(res, "steps", &steps);
+    for (size_t i = 0; json_object_is_type(steps, json_type_array) && i < json_object_array_length(steps); i++) {
+        json_object *st = json_object_array_get_idx(steps, i), *role, *status, *skill, *reason;
+        if (!json_object_object_get_ex(st, "role", &role) || !json_object_object_get_ex(st, "status", &status) ||
+            strcmp(json_object_get_string(status), "failed") != 0)
+            continue;
+        json_object_object_get_ex(st, "skill", &skill);
+        json_object_object_get_ex(st, "reason", &reason);
+        fprintf(stderr, "codenib query: warning: retrieval skill '%s' left out: %s\n", json_object_get_string(skill),
+                json_object_get_string(reason));
+    }
+}
+
 int cn_cmd_query(int argc, char **argv)
 {
     cn_query_opts o;
@@ -154,6 +172,7 @@ int cn_cmd_query(int argc, char **argv)
     rc = cn_query_run(&o, question, &res);
     if (o.progress) fputs("\r\033[K", stderr);
     if (rc < 0) return cn_cli_fail();
+    warn_role_skills(res);
     if (json) {
         cn_cli_print_json(res, true);
     } else {

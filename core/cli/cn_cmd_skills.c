@@ -152,6 +152,7 @@ static int cmd_show(int argc, char **argv)
                    cn_cost_name(m->cost), m->cacheable ? "yes" : "no");
             if (m->version) printf("  version:   %s\n", m->version);
             if (m->operator_name) printf("  operator:  %s\n", m->operator_name);
+            if (m->planner) printf("  planner:   %s (the offline planner calls it)\n", m->planner);
             printf("  output:    %s%s%s\n", m->outputs.type_hint,
                    m->outputs.description && *m->outputs.description ? " - " : "",
                    m->outputs.description ? m->outputs.description : "");

@@ -2,9 +2,11 @@
 /* `codenib`: entry point and subcommand dispatch. */
 #include <malloc.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cn_cli.h"
+#include "config/cn_config.h"
 
 static void usage(FILE *f)
 {
@@ -22,6 +24,7 @@ static void usage(FILE *f)
           "  run      invoke one skill with JSON arguments and print its JSON result\n"
           "  mcp      serve a repository to a coding agent over MCP (stdio)\n"
           "  lsp      serve definitions and references to an editor over LSP (stdio)\n"
+          "  config   show the merged configuration and where each value came from\n"
           "\n"
           "Skills are found, in this order, in: the build tree (when run from it),\n"
           "each directory of CODENIB_SKILLS_PATH (colon-separated), the installed skills\n"
@@ -30,7 +33,11 @@ static void usage(FILE *f)
           "Environment:\n"
           "  CODENIB_SKILLS_PATH  extra skill directories, searched before the installed ones\n"
           "  CODENIB_PLUGINS_PATH extra backend plugin directories, likewise\n"
-          "  CODENIB_HOME         per-user state (default ~/.codenib)\n"
+          "  CODENIB_HOME         per-user state and indexes (default: skills and plugins in\n"
+          "                       ~/.codenib, indexes in $XDG_CACHE_HOME/codenib or, when\n"
+          "                       it already holds them, ~/.codenib)\n"
+          "  XDG_CONFIG_HOME      holds codenib/config.yaml (default ~/.config), read after\n"
+          "                       $(sysconfdir)/codenib/config.yaml; see 'codenib config'\n"
           "  CODENIB_LOG          debug, info, warning (default) or error\n"
           "  CODENIB_MODEL        chat model for `query` and model-backed skills (none: offline)\n"
           "  CODENIB_BASE_URL, OPENAI_BASE_URL, CODENIB_API_KEY, OPENAI_API_KEY\n"
@@ -44,9 +51,33 @@ static void usage(FILE *f)
           f);
 }
 
+/* The configuration files and the environment, for every command: a
+ * malformed file stops the command with its file:line rather than running
+ * with settings the user did not mean. */
+static void drop_config(void)
+{
+    cn_config_set_current(NULL);
+}
+
+static int load_config(void)
+{
+    cn_config *c = NULL;
+    const cn_strv *w;
+    if (cn_config_load(&c) < 0 || cn_config_export_env(c) < 0) {
+        cn_config_free(c);
+        return cn_cli_fail();
+    }
+    w = cn_config_warnings(c);
+    for (size_t i = 0; w != NULL && i < w->len; i++) fprintf(stderr, "codenib: warning: %s\n", w->items[i]);
+    cn_config_set_current(c);
+    atexit(drop_config);
+    return CN_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
     const char *cmd;
+    int rc;
 
 #if defined(M_MMAP_THRESHOLD) && defined(M_TRIM_THRESHOLD)
     /* A short-lived process that builds large arrays one after another
@@ -70,6 +101,8 @@ int main(int argc, char **argv)
         printf("codenib %s (skill ABI %d.%d)\n", CN_VERSION_STRING, CN_ABI_MAJOR, CN_ABI_MINOR);
         return CN_EXIT_OK;
     }
+    if ((rc = load_config()) != CN_EXIT_OK) return rc;
+    if (strcmp(cmd, "config") == 0) return cn_cmd_config(argc - 1, argv + 1);
     if (strcmp(cmd, "skills") == 0) return cn_cmd_skills(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0) return cn_cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "compile") == 0) return cn_cmd_compile(argc - 1, argv + 1);

@@ -25,6 +25,7 @@
 #include "cn_langs.h"
 #include "cn_nodes.h"
 #include "cn_records.h"
+#include "../config/cn_config.h"
 #include "../plugin/cn_host.h"
 #include "../util/cn_git.h"
 
@@ -78,26 +79,23 @@ static int mkdirs(const char *path)
 
 int cn_cache_dir_for(const char *repo, char **out)
 {
-    char *real = realpath(repo, NULL);
-    const char *home = getenv("CODENIB_HOME"), *base;
+    char *real = realpath(repo, NULL), *home = NULL;
+    const char *base;
     cn_buf b = CN_BUF_INIT;
+    int rc;
 
     *out = NULL;
     if (real == NULL) return cn_error_set(CN_ENOTFOUND, "repository %s: %s", repo, strerror(errno));
     base = strrchr(real, '/');
     base = base && base[1] ? base + 1 : "root";
-    if (home && *home) {
-        cn_buf_printf(&b, "%s/repositories/%s-%016llx", home, base,
-                      (unsigned long long)cn_hash64(real, strlen(real), 0));
-    } else {
-        const char *h = getenv("HOME");
-        if (h == NULL || *h == '\0') {
-            free(real);
-            return cn_error_set(CN_EINVAL, "neither CODENIB_HOME nor HOME is set: pass --cache-dir");
-        }
-        cn_buf_printf(&b, "%s/.codenib/repositories/%s-%016llx", h, base,
-                      (unsigned long long)cn_hash64(real, strlen(real), 0));
+    /* $CODENIB_HOME, an older ~/.codenib, else the XDG cache (cn_config.h) */
+    if ((rc = cn_config_index_home(&home, NULL)) < 0) {
+        free(real);
+        return rc;
     }
+    cn_buf_printf(&b, "%s/repositories/%s-%016llx", home, base,
+                  (unsigned long long)cn_hash64(real, strlen(real), 0));
+    free(home);
     free(real);
     *out = cn_buf_steal(&b);
     return *out ? 0 : cn_error_set(CN_ENOMEM, "out of memory");

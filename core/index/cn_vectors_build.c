@@ -34,6 +34,7 @@
 #include "cn_compile.h"
 #include "cn_idxfile.h"
 #include "cn_nodes.h"
+#include "../config/cn_config.h"
 
 /* Texts per embed() call: the progress step.  Embedders batch further on
  * their own (embed-openai's batch_size). */
@@ -50,12 +51,16 @@ static double now_seconds(void)
 
 static const char *embedder_id(const cn_vectors_opts *o)
 {
-    return o->embedder && *o->embedder ? o->embedder : CN_VECTORS_DEFAULT_EMBEDDER;
+    const char *c = cn_config_string(cn_config_current(), "embedder", NULL);   /* config.yaml */
+    if (o->embedder && *o->embedder) return o->embedder;
+    return c && *c ? c : CN_VECTORS_DEFAULT_EMBEDDER;
 }
 
 static const char *store_id(const cn_vectors_opts *o)
 {
-    return o->store && *o->store ? o->store : CN_VECTORS_DEFAULT_STORE;
+    const char *c = cn_config_string(cn_config_current(), "vector_store", NULL);
+    if (o->store && *o->store) return o->store;
+    return c && *c ? c : CN_VECTORS_DEFAULT_STORE;
 }
 
 static int parse_config(const cn_vectors_opts *o, json_object **out)

@@ -558,7 +558,7 @@ static int add_offset_input(const vctx *v, json_object *cfg, cn_skill_meta *m)
 
 static int meta_fill(const vctx *v, json_object *cfg, cn_skill_meta *m)
 {
-    json_object *val;
+    json_object *val, *planner_at = NULL;
     int rc;
 
     if (cfg == NULL || !json_object_is_type(cfg, json_type_object))
@@ -591,6 +591,12 @@ static int meta_fill(const vctx *v, json_object *cfg, cn_skill_meta *m)
                             json_object_get_string(value));
         } else if (strcmp(key, "operator") == 0) {
             if ((rc = get_string(v, cfg, value, "operator", true, &m->operator_name)) < 0) return rc;
+        } else if (strcmp(key, "planner") == 0) {
+            if ((rc = get_string(v, cfg, value, "planner", true, &m->planner)) < 0) return rc;
+            if (m->planner != NULL && strcmp(m->planner, "retrieval") != 0)
+                return verr(v, value, "planner", "'%s' is not a role the planner gives; use \"retrieval\"",
+                            m->planner);
+            planner_at = value;
         } else if (strcmp(key, "cacheable") == 0) {
             if ((rc = get_bool(v, value, "cacheable", &m->cacheable)) < 0) return rc;
         } else if (strcmp(key, "async_capable") == 0) {
@@ -678,6 +684,14 @@ static int meta_fill(const vctx *v, json_object *cfg, cn_skill_meta *m)
     if (m->outputs.type == NULL && (rc = parse_outputs(v, NULL, &m->outputs)) < 0) return rc;
     if (m->library == NULL && (m->library = cn_strdup(m->skill_id)) == NULL)
         return cn_error_set(CN_ENOMEM, "out of memory");
+    /* The planner calls a retrieval skill with {"query", "top_k"}. */
+    if (m->planner != NULL) {
+        const cn_input_spec *q = cn_meta_input(m, "query"), *k = cn_meta_input(m, "top_k");
+        if (q == NULL || strcmp(q->type_hint ? q->type_hint : "", "str") != 0)
+            return verr(v, planner_at, "planner", "a retrieval skill of the planner needs a 'query' input of type str");
+        if (k == NULL)
+            return verr(v, planner_at, "planner", "a retrieval skill of the planner needs a 'top_k' input (int)");
+    }
     /* A default in `defaults` must fit its input's type too. */
     json_object_object_foreach(m->defaults, dkey, dval) {
         const cn_input_spec *in = cn_meta_input(m, dkey);
@@ -804,6 +818,7 @@ void cn_meta_free(cn_skill_meta *m)
     json_object_put(m->examples);
     free(m->skill_id);
     free(m->operator_name);
+    free(m->planner);
     json_object_put(m->defaults);
     for (size_t i = 0; i < m->n_inputs; i++) {
         cn_input_spec *in = &m->inputs[i];
@@ -879,6 +894,7 @@ json_object *cn_meta_to_json(const cn_skill_meta *m)
     json_object_object_add(o, "dependencies", cn_json_strv(&m->dependencies));
     json_object_object_add(o, "resources", cn_json_strv(&m->resources));
     json_object_object_add(o, "operator", str_or_null(m->operator_name));
+    json_object_object_add(o, "planner", str_or_null(m->planner));
     json_object_object_add(o, "defaults", json_object_get(m->defaults));
     reqs = json_object_new_array();
     for (size_t i = 0; i < m->n_index_requirements; i++) {

@@ -68,6 +68,7 @@ typedef struct cn_skill_meta {
     cn_skill_type skill_type;
     cn_cost cost;
     char *operator_name;    /* `operator`, may be NULL */
+    char *planner;          /* `planner: retrieval`: the offline planner calls it; may be NULL */
     bool cacheable;
     bool async_capable;
     json_object *defaults;  /* always an object */

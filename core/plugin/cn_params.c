@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../config/cn_config.h"
 #include "cn_registry.h"
 
 static int known_inputs(const cn_skill_meta *m, cn_buf *b)
@@ -55,6 +56,26 @@ int cn_params_resolve(const cn_skill_meta *m, json_object *overrides, json_objec
             goto fail;
         }
         json_object_object_add(res, dk, c);
+    }
+    /* 2b. the user's defaults for this skill (config.yaml `skills:`) */
+    if (cn_config_current() != NULL) {
+        json_object *ud = cn_config_skill_defaults(cn_config_current(), m->skill_id);
+        if (ud == NULL) {
+            rc = cn_error_set(CN_ENOMEM, "out of memory");
+            goto fail;
+        }
+        json_object_object_foreach(ud, uk, uv) {
+            const cn_input_spec *in = cn_meta_input(m, uk);
+            json_object *c = NULL;
+            if (in == NULL) continue;   /* not a parameter of this version of the skill */
+            if ((rc = cn_type_coerce(in->type, uk, uv, &c)) < 0) {
+                cn_error_prefix("skill '%s' (defaults in the codenib configuration)", m->skill_id);
+                json_object_put(ud);
+                goto fail;
+            }
+            json_object_object_add(res, uk, c);
+        }
+        json_object_put(ud);
     }
     if (overrides != NULL) {
         json_object_object_foreach(overrides, ok, ov) {

@@ -45,6 +45,10 @@ need_python_backend() {
 # Isolate from the user's own skills and settings.
 export HOME="$TMPBASE/home"
 export CODENIB_HOME="$TMPBASE/home/.codenib"
+# ... and from the machine's and the user's config.yaml (cn_config.h)
+export XDG_CONFIG_HOME="$TMPBASE/home/.config"
+export XDG_CACHE_HOME="$TMPBASE/home/.cache"
+export CODENIB_SYSCONFDIR="$TMPBASE/etc"
 mkdir -p "$HOME"
 
 # start_fake_openai SCRIPT: starts tests/llm/fake_openai on loopback with
