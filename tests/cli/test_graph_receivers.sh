@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Calls through typed receivers in Python (tests/fixtures/graph/receivers):
 # find_callers and trace see calls on parameters with annotations, locals
 # assigned from a constructor and self.x = Cls() attributes; a receiver
