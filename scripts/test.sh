@@ -10,13 +10,12 @@
 #
 # Every step that builds or tests runs with make -j"$(nproc)" (a two-core
 # runner ran the ASan, TSan, fuzzing and distcheck builds on one core
-# before), and each step prints how long it took.  distcheck's own
-# `make check` of the tarball runs the suite without its slowest tests
-# (CN_LONG_TESTS in Makefile.am): by then the whole suite has run three
-# times, once (check-asan) built from the same distributed sources in a
-# separate build directory, so what distcheck adds -- the tarball is
-# complete, builds out of tree, its check programs build, its tests run,
-# it installs and uninstalls cleanly -- is still all checked.
+# before), and each step prints how long it took.  By distcheck the whole
+# suite has run three times, once (check-asan) built from the same
+# distributed sources in a separate build directory, so distcheck's own
+# `make check` of the tarball runs only the unit programs: what it adds -- the tarball builds out of tree in a read-only
+# source tree, its check programs build and run, it installs and
+# uninstalls cleanly -- is still all checked.
 set -u
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -104,8 +103,12 @@ fi
 took
 
 note "make distcheck (tarball builds, installs and uninstalls cleanly)"
-# its inner check without CN_LONG_TESTS: see the top of this file
-if make -j"$jobs" distcheck TESTS='$(CN_QUICK_TESTS)' >distcheck.out 2>&1; then
+# its inner check runs the unit programs only: the whole suite has already
+# run from the same distributed sources (check-asan builds the tarball's
+# tree out of tree), so what distcheck adds is that the tarball builds in a
+# read-only source tree, its check programs build and run, and it installs
+# and uninstalls cleanly
+if make -j"$jobs" distcheck TESTS='$(CN_UNIT_TESTS)' >distcheck.out 2>&1; then
   passed=$((passed + 1)); echo "    distcheck passed"
 else
   tail -n 40 distcheck.out; step_failed "make distcheck"
