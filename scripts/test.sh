@@ -13,9 +13,10 @@
 # before), and each step prints how long it took.  By distcheck the whole
 # suite has run three times, once (check-asan) built from the same
 # distributed sources in a separate build directory, so distcheck's own
-# `make check` of the tarball runs only the unit programs: what it adds -- the tarball builds out of tree in a read-only
-# source tree, its check programs build and run, it installs and
-# uninstalls cleanly -- is still all checked.
+# `make check` of the tarball runs only the unit programs: what it adds --
+# the tarball builds out of tree in a read-only source tree, its check
+# programs build and run, it installs and uninstalls cleanly -- is still
+# all checked.
 set -u
 cd "$(dirname "$0")/.."
 top=$(pwd)
