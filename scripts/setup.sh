@@ -9,7 +9,7 @@ set -eu
 PACKAGES="
   build-essential autoconf automake libtool libltdl-dev pkg-config
   libjson-c-dev libyaml-dev libpcre2-dev libcurl4-openssl-dev libtree-sitter-dev
-  valgrind universal-ctags git ca-certificates util-linux
+  valgrind universal-ctags git ca-certificates util-linux help2man
   clang libclang-rt-dev
   libpython3.11-stdlib
 "

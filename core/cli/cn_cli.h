@@ -27,6 +27,11 @@ int cn_cmd_mcp(int argc, char **argv);
 int cn_cmd_lsp(int argc, char **argv);
 int cn_cmd_config(int argc, char **argv);
 
+/* `--option=value` becomes `--option value` for every argument before a
+ * `--` (as getopt_long reads them), so each command's parser sees one
+ * form; argv is replaced when something was split (cn_cli_args.c). */
+int cn_cli_split_long_options(int *argc, char ***argv);
+
 /* Prints "codenib: <message>" for the last error and returns CN_EXIT_FAIL. */
 int cn_cli_fail(void);
 /* Prints "codenib <cmd>: <message>" and a hint to --help; returns CN_EXIT_USAGE. */

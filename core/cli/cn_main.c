@@ -47,7 +47,8 @@ static void usage(FILE *f)
           "                       (5 s + 10 us a byte; a parse that overruns it fails the file)\n"
           "  CODENIB_GIT_TIMEOUT  seconds a git command may take before it is stopped (default 30)\n"
           "\n"
-          "Run 'codenib COMMAND --help' for the options of a command.\n",
+          "Run 'codenib COMMAND --help' (or 'codenib help COMMAND') for the options of a\n"
+          "command; every option that takes a value accepts --option=value as well.\n",
           f);
 }
 
@@ -74,10 +75,12 @@ static int load_config(void)
     return CN_EXIT_OK;
 }
 
+static bool is_command(const char *cmd);
+static int dispatch(const char *cmd, int argc, char **argv);
+
 int main(int argc, char **argv)
 {
     const char *cmd;
-    int rc;
 
 #if defined(M_MMAP_THRESHOLD) && defined(M_TRIM_THRESHOLD)
     /* A short-lived process that builds large arrays one after another
@@ -92,15 +95,46 @@ int main(int argc, char **argv)
         usage(stderr);
         return CN_EXIT_USAGE;
     }
+    if (cn_cli_split_long_options(&argc, &argv) < 0) return cn_cli_fail();
     cmd = argv[1];
+    /* `codenib help CMD` is `codenib CMD --help` */
+    if (strcmp(cmd, "help") == 0 && argc >= 3 && is_command(argv[2])) {
+        char *help_argv[] = {argv[0], argv[2], (char *)"--help", NULL};
+        argc = 3;
+        argv = help_argv;
+        cmd = argv[1];
+        return dispatch(cmd, argc, argv);
+    }
+    if (strcmp(cmd, "help") == 0 && argc >= 3) {
+        fprintf(stderr, "codenib help: '%s' is not a command.\n\n", argv[2]);
+        usage(stderr);
+        return CN_EXIT_USAGE;
+    }
     if (cn_cli_is_help(cmd) || strcmp(cmd, "help") == 0) {
         usage(stdout);
         return CN_EXIT_OK;
     }
-    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+    /* --version as the only argument of any command, too */
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0 ||
+        (argc == 3 && is_command(cmd) && strcmp(argv[2], "--version") == 0)) {
         printf("codenib %s (skill ABI %d.%d)\n", CN_VERSION_STRING, CN_ABI_MAJOR, CN_ABI_MINOR);
         return CN_EXIT_OK;
     }
+    return dispatch(cmd, argc, argv);
+}
+
+static bool is_command(const char *cmd)
+{
+    static const char *const commands[] = {"config", "skills", "run", "compile", "status", "plugins",
+                                           "query", "eval", "mcp", "lsp"};
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(cmd, commands[i]) == 0) return true;
+    return false;
+}
+
+static int dispatch(const char *cmd, int argc, char **argv)
+{
+    int rc;
     if ((rc = load_config()) != CN_EXIT_OK) return rc;
     if (strcmp(cmd, "config") == 0) return cn_cmd_config(argc - 1, argv + 1);
     if (strcmp(cmd, "skills") == 0) return cn_cmd_skills(argc - 1, argv + 1);
