@@ -163,7 +163,7 @@ int cn_cmd_mcp(int argc, char **argv)
     cn_buf_free(&line);
     /* the end of input: the calls under way are answered first; the
      * output gone: they are stopped */
-    cn_mcp_stop(s, rc < 0);
+    if (cn_mcp_stop(s, rc < 0) < 0 && rc >= 0) rc = -1;
     cn_mcp_free(s);
     if (fclose(out) != 0 && rc >= 0) rc = cn_error_set(CN_EIO, "cannot write to standard output: %s", strerror(errno));
     if (rc < 0) return cn_cli_fail();

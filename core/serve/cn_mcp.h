@@ -85,8 +85,9 @@ int cn_mcp_submit(cn_mcp *s, const char *msg, size_t len);
 int cn_mcp_send(cn_mcp *s, const char *line);
 
 /* Waits for the queued and running calls to be answered (cancel: stops
- * them instead, and nothing more is sent), then joins the workers.  Does
- * nothing when the pool was not started; cn_mcp_free calls it too. */
-void cn_mcp_stop(cn_mcp *s, bool cancel);
+ * them instead, and nothing more is sent), then joins the workers.
+ * Returns 0, or the first error of send.  Does nothing when the pool was
+ * not started; cn_mcp_free calls it too. */
+int cn_mcp_stop(cn_mcp *s, bool cancel);
 
 #endif /* CN_MCP_H */

@@ -3,6 +3,7 @@
  * under one lock, notifications/cancelled stopping the call it names. */
 #include "cn_mcp_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,7 @@ struct cn_mcp_pool {
     cn_mcp_send_fn send;
     void *send_data;
     atomic_int send_rc;        /* the first failed send, 0 while none */
+    char send_msg[CN_ERROR_MESSAGE_MAX];   /* ... its message, under write_mu */
 };
 
 static void job_free(job *j)
@@ -46,11 +48,25 @@ static void send_reply(struct cn_mcp_pool *p, const char *reply)
     pthread_mutex_lock(&p->write_mu);
     /* once the transport failed, nothing more goes out */
     rc = atomic_load(&p->send_rc) == 0 ? p->send(reply, p->send_data) : 0;
-    pthread_mutex_unlock(&p->write_mu);
     if (rc < 0) {
-        int none = 0;
-        atomic_compare_exchange_strong(&p->send_rc, &none, rc);
+        /* the error is this thread's: kept for the reader's */
+        snprintf(p->send_msg, sizeof p->send_msg, "%s", cn_error_last()->message);
+        cn_error_clear();
+        atomic_store(&p->send_rc, rc);
     }
+    pthread_mutex_unlock(&p->write_mu);
+}
+
+/* 0, or the first failed send's error set again on this thread */
+static int send_error(struct cn_mcp_pool *p)
+{
+    int rc = atomic_load(&p->send_rc);
+    if (rc < 0) {
+        pthread_mutex_lock(&p->write_mu);
+        cn_error_set(rc, "%s", p->send_msg[0] ? p->send_msg : "cannot send a response");
+        pthread_mutex_unlock(&p->write_mu);
+    }
+    return rc;
 }
 
 static void unlink_running(struct cn_mcp_pool *p, job *j)
@@ -164,7 +180,7 @@ int cn_mcp_submit(cn_mcp *s, const char *msg, size_t len)
     int rc;
 
     if (p == NULL) return cn_error_set(CN_EINVAL, "cn_mcp_submit: the pool is not started");
-    if ((rc = atomic_load(&p->send_rc)) < 0) return rc;
+    if ((rc = send_error(p)) < 0) return rc;
     if ((id = queued_id(msg, len)) != NULL) {
         job *j = calloc(1, sizeof *j);
         if (j == NULL || (j->msg = malloc(len + 1)) == NULL) {
@@ -191,14 +207,14 @@ int cn_mcp_submit(cn_mcp *s, const char *msg, size_t len)
     }
     if (reply != NULL) send_reply(p, reply);
     free(reply);
-    return atomic_load(&p->send_rc);
+    return send_error(p);
 }
 
 int cn_mcp_send(cn_mcp *s, const char *line)
 {
     if (s->pool == NULL) return cn_error_set(CN_EINVAL, "cn_mcp_send: the pool is not started");
     send_reply(s->pool, line);
-    return atomic_load(&s->pool->send_rc);
+    return send_error(s->pool);
 }
 
 void cn_mcp__cancel(cn_mcp *s, const char *id)
@@ -230,10 +246,11 @@ void cn_mcp__cancel(cn_mcp *s, const char *id)
     }
 }
 
-void cn_mcp_stop(cn_mcp *s, bool cancel)
+int cn_mcp_stop(cn_mcp *s, bool cancel)
 {
     struct cn_mcp_pool *p;
-    if (s == NULL || (p = s->pool) == NULL) return;
+    int rc;
+    if (s == NULL || (p = s->pool) == NULL) return 0;
     pthread_mutex_lock(&p->mu);
     p->stopping = true;
     if (cancel) {
@@ -248,10 +265,12 @@ void cn_mcp_stop(cn_mcp *s, bool cancel)
     pthread_cond_broadcast(&p->work);
     pthread_mutex_unlock(&p->mu);
     for (unsigned i = 0; i < p->n_threads; i++) pthread_join(p->threads[i], NULL);
+    rc = send_error(p);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->work);
     pthread_mutex_destroy(&p->write_mu);
     free(p->threads);
     free(p);
     s->pool = NULL;
+    return rc;
 }
