@@ -72,7 +72,8 @@ typedef int (*cn_mcp_send_fn)(const char *line, void *data);
 int cn_mcp_start(cn_mcp *s, unsigned workers, cn_mcp_send_fn send, void *send_data);
 
 /* Handles one message on the caller's thread, except a tools/call
- * request, which is queued for a worker.  notifications/cancelled with
+ * request and the first tools/list (which may compile the repository),
+ * which are queued for a worker.  notifications/cancelled with
  * the requestId of a queued or running call stops it (a queued one never
  * runs; bash stops its process group, grep and glob stop as at their
  * deadline, a skill not yet started never starts) and nothing is sent for

@@ -1,5 +1,5 @@
-/* The MCP server's worker pool (see cn_mcp.h): tools/call requests queued
- * by the reader and run on a few threads, every response written whole
+/* The MCP server's worker pool (see cn_mcp.h): tools/call requests (and
+ * the first tools/list) queued by the reader and run on a few threads, every response written whole
  * under one lock, notifications/cancelled stopping the call it names. */
 #include "cn_mcp_internal.h"
 
@@ -157,16 +157,29 @@ int cn_mcp_start(cn_mcp *s, unsigned workers, cn_mcp_send_fn send, void *send_da
     return 0;
 }
 
-/* A tools/call request with a valid id: its id's JSON text, else NULL
- * (the message is answered on the reader's thread). */
-static char *queued_id(const char *msg, size_t len)
+/* A request for the pool -- tools/call, or the first tools/list (which
+ * may compile the repository: it must not hold up ping) -- with a valid
+ * id: its id's JSON text, else NULL (the message is answered on the
+ * reader's thread; a later tools/list is answered there at once, from
+ * the list made last when a skill holds the index). */
+static char *queued_id(cn_mcp *s, const char *msg, size_t len)
 {
     json_object *m, *v = NULL, *id = NULL;
     char *out = NULL;
+    bool pooled = false;
     if (memchr(msg, '\0', len) != NULL || (m = json_tokener_parse(msg)) == NULL) return NULL;
     if (json_object_is_type(m, json_type_object) && json_object_object_get_ex(m, "method", &v) &&
-        json_object_is_type(v, json_type_string) && strcmp(json_object_get_string(v), "tools/call") == 0 &&
-        json_object_object_get_ex(m, "id", &id) &&
+        json_object_is_type(v, json_type_string)) {
+        const char *method = json_object_get_string(v);
+        if (strcmp(method, "tools/call") == 0) {
+            pooled = true;
+        } else if (strcmp(method, "tools/list") == 0) {
+            pthread_mutex_lock(&s->cache_mu);
+            pooled = s->list_cache == NULL;
+            pthread_mutex_unlock(&s->cache_mu);
+        }
+    }
+    if (pooled && json_object_object_get_ex(m, "id", &id) &&
         (json_object_is_type(id, json_type_string) || json_object_is_type(id, json_type_int)))
         out = cn_strdup(json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN));
     json_object_put(m);
@@ -181,7 +194,7 @@ int cn_mcp_submit(cn_mcp *s, const char *msg, size_t len)
 
     if (p == NULL) return cn_error_set(CN_EINVAL, "cn_mcp_submit: the pool is not started");
     if ((rc = send_error(p)) < 0) return rc;
-    if ((id = queued_id(msg, len)) != NULL) {
+    if ((id = queued_id(s, msg, len)) != NULL) {
         job *j = calloc(1, sizeof *j);
         if (j == NULL || (j->msg = malloc(len + 1)) == NULL) {
             free(j);
