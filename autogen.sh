@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Regenerates configure and the Makefile templates from a git checkout.
 set -e
 cd "$(dirname "$0")"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Ablation of the offline planner on the localization development set: one
 # `codenib eval` with every signal, then one per signal with that signal
 # switched off (`--without`), all scored side by side in one table.  The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* BM25 query latency.
  *
  *   bm25_bench INDEX QUERIES_FILE

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Compile benchmark, run side by side with universal-ctags on the same files
 # (ctags only extracts definitions; codenib parses, resolves and indexes):
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Retrieval quality of bm25_search, embedding_search (embed-local) and
 hybrid_search on the localization dev set, side by side.
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Retrieval quality of embed-local (embedding_search), hybrid_search and
 # plain bm25_search on the localization dev set (Acc@k), with the embed-local
 # training time:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Localization benchmark: `codenib eval` (offline planner) on the SWE-bench
 # Lite development set, scored next to the shipped reference predictions
 # (plain BM25, LocAgent + Claude-3.5), then the published reference rows.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Multilingual localization benchmark: `codenib eval` (offline planner) on
 # the Multi-SWE-bench development set (157 real issues in C, C++, Go, Java,
 # JavaScript, Rust and TypeScript), scored by line ranges next to the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The floor under `codenib compile` for Python: libtree-sitter parsing
  * every file of a list and walking each tree once with a cursor, on one
  * thread, nothing else (no backend, no records, no indexes).  Best of 3.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Latency of the long-lived servers against a process per call.
 
     bench/serve_bench.py CODENIB REPO [--calls N]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Latency of one skill call, in process, for every skill that needs no
  * model endpoint.
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Skill call latency on a real repository (default: the Python standard
 # library), with bench/skills_bench:
 #

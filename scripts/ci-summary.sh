@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Counts the test results the automake TAP driver recorded under DIR:
 #   ci-summary.sh DIR   ->  prints "PASSED FAILED" (each TAP test point;
 #                           FAIL, XPASS and ERROR count as failed)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Fetches the pinned tree-sitter grammars from the npm registry, checks each
 # tarball against its pinned sha512, and unpacks it outside the source tree:
 #   scripts/fetch-grammars.sh [DIR]

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Installs the official MCP TypeScript SDK's client, pinned with its
 # dependencies in tests/interop/package-lock.json, outside the source tree
 # for the interoperability test (tests/cli/test_mcp_interop.sh):

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Installs exactly the Debian packages codenib's build and tests need, then
 # fetches the pinned tree-sitter grammars from the npm registry
 # (scripts/fetch-grammars.sh).  Idempotent and non-interactive; run as root

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Installs what is needed, builds codenib with warnings as errors, and runs
 # the whole test suite three times: plain, under valgrind, and built with
 # AddressSanitizer + UndefinedBehaviorSanitizer; then the compiler's tests

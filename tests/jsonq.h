@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reading members of a JSON response in the tests: jq_at(o, "a.0.b"),
  * where a number picks an array element. */
 #ifndef CN_TEST_JSONQ_H

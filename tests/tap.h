@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Minimal TAP producer for codenib's C tests (automake tap-driver.sh reads
  * it).  Each check prints "ok N - what" or "not ok N - what" with the
  * location and the values compared, so a failure says what and where. */

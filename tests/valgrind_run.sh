@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # valgrind_run.sh LIBTOOL VALGRIND [--OPTION...] PROGRAM [ARG...]
 # What check-valgrind runs each test program and each codenib process
 # under: VALGRIND with its options on PROGRAM.  A program that is an ELF

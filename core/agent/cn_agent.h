@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The agent loop: a chat model drives tool calls over the registry's skills
  * and the default tools (read, grep, glob, bash) until it answers.
  *
@@ -53,6 +54,7 @@ typedef struct cn_agent_result {
     cn_strv warnings;         /* resource guard, compile table, route context */
     char *scenario;           /* the compile table's scenario, or NULL */
     char *route_fingerprint;  /* lsp_route startup context, or NULL */
+    json_object *trace;       /* the trace's events with collect_trace, else NULL */
 } cn_agent_result;
 
 /* The system prompt for `tools` (an array of OpenAI tool objects):

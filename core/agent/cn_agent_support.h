@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Support modules of the agent runtime: the options every run takes (and
  * harness spec files that set them), the chat history with its token
  * budget, the JSON Lines trace with its context ledger and run totals,
@@ -54,6 +55,9 @@ typedef struct cn_agent_options {
      * `codenib query` does: the resource guard then skips re-reading every
      * file of the repository.  Not a harness key. */
     bool index_known_fresh;
+    /* Keep the trace's events in the result (cn_agent_result.trace) as
+     * well as in trace_path; not a harness key. */
+    bool collect_trace;
     char *trace_path;               /* JSON Lines trace; NULL = none */
     json_object *chat_history;      /* array of seed messages (owned reference), or NULL */
     char *compile_table_path;       /* a JSON/YAML compile table file, or NULL */
@@ -79,6 +83,12 @@ int cn_agent_options_tool_ids(const cn_agent_options *o, cn_strv *out);
  * so gets line numbers too); JSON only json-c can read is parsed by it,
  * and its errors then name just the file. */
 int cn_harness_load_file(const char *path, cn_agent_options *o);
+/* Applies the public struct of <codenib/codenib.h> over `o`: its
+ * options_json as a harness mapping first, then every field that is set
+ * (non-zero; -1 turns a flag off), then validates.  Errors name the field
+ * ("cn_agent_settings.max_turns: ...").  cn_agent_settings.c. */
+struct cn_agent_settings;
+int cn_agent_settings_apply(const struct cn_agent_settings *s, cn_agent_options *o);
 /* Applies a parsed mapping over `o` (only the keys present change), then
  * validates.  On error `o` may be partly changed: discard it. */
 int cn_harness_apply_json(json_object *spec, const char *where, cn_agent_options *o);
@@ -125,11 +135,13 @@ typedef struct cn_trace {
     FILE *fp;
     char *path;
     size_t events;
+    json_object *collected; /* events kept in memory too (an array), or NULL */
 } cn_trace;
 
 /* Opens (truncating) `path`.  CN_EIO naming the path on failure. */
 int cn_trace_open(cn_trace *t, const char *path);
-/* Writes `ev` (borrowed) as one line.  A closed trace ignores events. */
+/* Writes `ev` (borrowed) as one line, and keeps a reference to it in
+ * `collected` when that is set.  A closed trace ignores events. */
 int cn_trace_event(cn_trace *t, json_object *ev);
 void cn_trace_close(cn_trace *t);
 

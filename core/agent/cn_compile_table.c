@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Compile tables: classify a query into a scenario and narrow the skills
  * offered for it.  A table can only take skills away from the allow set;
  * a scenario that shares nothing with it would leave the agent without

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The localization contract parser and renderer (see cn_contract.h).
  *
  * Two passes keep a 1 MB answer linear: the first finds the label lines

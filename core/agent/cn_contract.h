@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The localization contract: the "Files: / Symbols: / Locations:" block a
  * localization answer ends with.  One parser shared by the prompt (which
  * asks for it), the runner (which checks it is there), the CLI (which

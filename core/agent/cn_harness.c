@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Agent options and harness spec files.  One table describes every option
  * (its key, kind and place in cn_agent_options) so that loading, checking
  * types and writing back out cannot drift apart. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Chat history with a token budget.  Eviction works on groups: an
  * assistant message that calls tools and the tool results answering it
  * leave together, so the model never sees a result without its call (an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The deterministic offline planner (see cn_planner.h): the policy, the
  * skill calls and the contract.  Scoring lives in cn_planner_rank.c. */
 #include "cn_planner.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The deterministic offline planner: how `codenib query` answers when no
  * model is configured.  It runs the same skills an agent would (through the
  * registry, so the user's allow/exclude sets apply) in a fixed policy:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The offline planner's whole-file signal (see cn_planner.h).
  *
  * Everything else the planner ranks is a node: a function, a class, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The offline planner's in-file function ranking (see cn_planner.h).
  *
  * The retrieval skills search every node of the repository at once, so a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The offline planner's literal matching (see cn_planner.h): text the
  * question quotes -- an error message, a command-line option, a quoted
  * fragment of output -- found verbatim in the repository's source, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The offline planner's name matching (see cn_planner.h): every symbol of
  * the index scored by how much of the question its *name* carries.
  *

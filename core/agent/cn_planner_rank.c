@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The offline planner's scoring: the candidate pool, weighted reciprocal
  * rank fusion, seed and path bonuses, and file aggregation (see
  * cn_planner.h).  Everything is a pure function of the skill results, so

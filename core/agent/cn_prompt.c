@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The texts the runner sends: the system prompt rendered for the tool list
  * of one run, and the fixed instructions of the answer policies. */
 #include <stdlib.h>

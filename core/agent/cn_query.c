@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One localization query end to end (see cn_query.h). */
 #include "cn_query.h"
 
@@ -199,6 +200,8 @@ static int agent_options(const cn_query_opts *o, cn_agent_options *ao)
     /* ensure_compiled() has just compared the repository with its index */
     ao->index_known_fresh = o->repo != NULL;
     if (o->harness != NULL && (rc = cn_harness_load_file(o->harness, ao)) < 0) return rc;
+    if (o->agent != NULL && (rc = cn_agent_settings_apply(o->agent, ao)) < 0) return rc;
+    ao->collect_trace = o->want_trace;
     if (o->max_turns > 0) ao->max_turns = o->max_turns;
     if (o->skills != NULL) {
         cn_strv_free(&ao->allow_skills);
@@ -259,11 +262,16 @@ static int give_model(cn_registry *reg, int role, const char *model, const char 
  * run's chat model -- the one the agent talks to -- and the rerank
  * endpoint when one is configured (without one, the runner leaves
  * crossencoder_rerank out and says why). */
-static int give_models(const cn_query_opts *o, cn_registry *reg)
+static int give_models(const cn_query_opts *o, cn_registry *reg, cn_model *chat)
 {
     const char *env = getenv("CODENIB_RERANK_MODEL"), *env_url = getenv("CODENIB_RERANK_BASE_URL");
     const char *rr_url = o->rerank_base_url;
-    int rc = give_model(reg, CN_LLM_CHAT, o->model, o->base_url);
+    int rc;
+    /* an application's client serves the skills as it serves the agent */
+    if (o->chat_client != NULL)
+        rc = reg->models[CN_LLM_CHAT] != NULL ? 0 : cn_registry_set_model_handle(reg, CN_LLM_CHAT, chat);
+    else
+        rc = give_model(reg, CN_LLM_CHAT, o->model, o->base_url);
     /* the rerank endpoint's own URL, else the chat endpoint's */
     if (rr_url == NULL && (env_url == NULL || *env_url == '\0')) rr_url = o->base_url;
     if (rc == 0 && (o->rerank_model != NULL || o->rerank_base_url != NULL || (env != NULL && *env != '\0')))
@@ -281,9 +289,9 @@ static int run_agent(const cn_query_opts *o, cn_registry *reg, const char *quest
 
     memset(&res, 0, sizeof res);
     if (cfg == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
-    rc = cn_llm_open(cfg, CN_LLM_CHAT, &chat);
+    rc = o->chat_client != NULL ? cn_llm_open_client(o->chat_client, &chat) : cn_llm_open(cfg, CN_LLM_CHAT, &chat);
     free(cfg);
-    if (rc == 0) rc = give_models(o, reg);
+    if (rc == 0) rc = give_models(o, reg, chat);
     if (rc < 0) {
         cn_llm_close(chat);
         return rc;
@@ -297,6 +305,8 @@ static int run_agent(const cn_query_opts *o, cn_registry *reg, const char *quest
         json_object_object_add(out, "model", json_object_new_string(cn_llm_model_name(chat)));
         json_object_object_foreach(r, k, v) json_object_object_add(out, k, json_object_get(v));
         json_object_put(r);
+        if (o->want_messages) json_object_object_add(out, "messages", json_object_get(res.messages));
+        if (o->want_trace) json_object_object_add(out, "trace", json_object_get(res.trace));
     }
     cn_agent_result_free(&res);
     cn_agent_options_free(&ao);
@@ -308,7 +318,8 @@ int cn_query_run(const cn_query_opts *o, const char *question, json_object **res
 {
     cn_registry *own = NULL, *reg = NULL;
     const char *env_model = getenv("CODENIB_MODEL");
-    bool with_model = !o->offline && (o->model != NULL || (env_model != NULL && *env_model != '\0'));
+    bool with_model = !o->offline && (o->chat_client != NULL || o->model != NULL ||
+                                      (env_model != NULL && *env_model != '\0'));
     json_object *out;
     int rc;
 

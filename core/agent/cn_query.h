@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One localization query end to end: where the index comes from (a
  * repository, compiled on first use; a manifest of a compiled index; or a
  * registry the caller prepared), then the agent with a model or the
@@ -11,6 +12,9 @@
 #include <json-c/json.h>
 
 #include "../plugin/cn_registry.h"
+
+struct cn_agent_settings;
+struct cn_chat_client;
 
 typedef void (*cn_query_progress_fn)(const char *what, size_t done, size_t total, void *data);
 
@@ -39,6 +43,11 @@ typedef struct cn_query_opts {
     const char *trace;             /* JSON Lines trace file, or NULL */
     cn_query_progress_fn progress; /* compile progress, may be NULL */
     void *progress_data;
+    /* the embedding API's (<codenib/codenib.h>) */
+    const struct cn_agent_settings *agent;   /* over the harness file, or NULL */
+    const struct cn_chat_client *chat_client; /* agent mode through it, or NULL */
+    bool want_messages;            /* agent: the result gains "messages" */
+    bool want_trace;               /* agent: the result gains "trace" */
 } cn_query_opts;
 
 /* Runs the query.  With a model, the skills that call one get it too: the

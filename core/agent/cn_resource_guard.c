@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The resource guard: before a run, skills whose required index is
  * missing or failed to build are taken out of the offer, so the model
  * never calls a tool that can only fail.  A stale index (files changed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The lsp_route startup context: before the first turn, symbol-like names
  * in the task are routed through the graph and the anchors and their
  * neighbours are shown to the model as unverified hints.  The fingerprint

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The agent loop: model call, tool execution, repeat -- with the answer
  * policies applied when the model stops calling tools or the turn budget
  * runs out.  The tool list and per-call policies live in
@@ -458,6 +459,7 @@ static void end_trace(cn_run *run)
                            json_object_new_int64(run->res->completion_tokens));
     cn_agent__event(run, "run_end", run->res->turns, ev);
     cn_agent__event(run, "context_ledger", run->res->turns, cn_ledger_to_json(&run->ledger));
+    if (run->trace.collected != NULL) run->res->trace = json_object_get(run->trace.collected);
     cn_trace_close(&run->trace);
 }
 
@@ -495,6 +497,8 @@ int cn_agent_run(cn_registry *reg, cn_model *chat, const cn_agent_options *o, co
     run.tcfg.bash_enabled = o->enable_bash;
     if (o->max_tool_output > 0) run.tcfg.output_cap = (size_t)o->max_tool_output;
     rc = o->trace_path ? cn_trace_open(&run.trace, o->trace_path) : 0;
+    if (rc == 0 && o->collect_trace && (run.trace.collected = json_object_new_array()) == NULL)
+        rc = cn_error_set(CN_ENOMEM, "out of memory");
     if (rc == 0) rc = cn_agent__tools(&run, prompt);
     if (rc == 0) {
         json_object *ev = json_object_new_object();
@@ -545,6 +549,7 @@ void cn_agent_result_free(cn_agent_result *r)
     cn_strv_free(&r->warnings);
     free(r->scenario);
     free(r->route_fingerprint);
+    json_object_put(r->trace);
     memset(r, 0, sizeof *r);
 }
 

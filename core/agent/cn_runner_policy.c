@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The runner's policies: which tools a run offers, which tool_choice a turn
  * sends, how one tool call is executed and recorded, the compaction after
  * the first read, and the fallback contract built from the files read. */
@@ -22,7 +23,7 @@ double cn_agent__now(void)
 void cn_agent__event(cn_run *run, const char *kind, int turn, json_object *data)
 {
     json_object *ev = data ? data : json_object_new_object();
-    if (run->trace.fp != NULL) {
+    if (run->trace.fp != NULL || run->trace.collected != NULL) {
         json_object_object_add(ev, "event", json_object_new_string(kind));
         json_object_object_add(ev, "turn", json_object_new_int(turn));
         json_object_object_add(ev, "ms",

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Symbol seeds of a task text (see cn_seeds.h).
  *
  * A hand-written scanner rather than one big regular expression: the rules

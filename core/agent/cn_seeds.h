@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Symbol seeds: the code names a task text mentions, which the LSP route
  * startup context and the offline planner start from.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The bash tool: `/bin/sh -c command` in the repository root, off unless
  * the operator enables it.  The command gets its own process group so
  * that a timeout, or background jobs left behind, can be stopped as a

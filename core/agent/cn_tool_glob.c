@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The glob tool, and the confined file listing that grep shares.  The
  * matcher is cn_glob_match (polynomial whatever the pattern). */
 #include "cn_tools.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The grep tool: PCRE2 over the repository's text files, line by line.
  * ripgrep is not used even when installed: its ignore rules, binary
  * detection and output differ from what this tool promises, and PCRE2's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The read tool: a window of a text file with a line-number gutter.
  * The file is streamed, so a huge file or a huge line costs no more
  * memory than the window shown. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The default tools: dispatch, schemas, the capped output, argument
  * access and path confinement shared by read, grep, glob and bash. */
 #include "cn_tools.h"

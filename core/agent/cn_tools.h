@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The agent's default tools: read, grep, glob and bash.  Each runs on
  * JSON arguments from the model and returns the text the model sees.
  * Every path is repository-relative and confined to the repository root:

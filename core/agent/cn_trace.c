@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The run trace (JSON Lines), the context ledger (what was offered to the
  * model and what became of it) and totals over runs.  Events are flushed
  * one by one so that a run that crashes still leaves a readable trace. */
@@ -25,7 +26,10 @@ int cn_trace_event(cn_trace *t, json_object *ev)
 {
     char *line;
     int bad;
-    if (t == NULL || t->fp == NULL) return 0;
+    if (t == NULL) return 0;
+    if (t->collected != NULL && json_object_is_type(ev, json_type_object))
+        json_object_array_add(t->collected, json_object_get(ev));
+    if (t->fp == NULL) return 0;
     if (!json_object_is_type(ev, json_type_object))
         return cn_error_set(CN_EINVAL, "trace %s: an event must be a JSON object", t->path);
     if ((line = cn_json_text(ev, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)) == NULL)
@@ -41,6 +45,7 @@ void cn_trace_close(cn_trace *t)
 {
     if (t == NULL) return;
     if (t->fp) fclose(t->fp);
+    json_object_put(t->collected);
     free(t->path);
     memset(t, 0, sizeof *t);
 }

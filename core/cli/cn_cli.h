@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The `codenib` command: subcommand entry points and shared helpers. */
 #ifndef CN_CLI_H
 #define CN_CLI_H
@@ -15,6 +16,7 @@
 #define CN_EXIT_USAGE 2
 
 int cn_cmd_skills(int argc, char **argv);
+int cn_cmd_skills_test(int argc, char **argv); /* `skills test DIR` (cn_cmd_skills_test.c) */
 int cn_cmd_run(int argc, char **argv);
 int cn_cmd_compile(int argc, char **argv);
 int cn_cmd_status(int argc, char **argv);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `codenib compile` and `codenib status`. */
 #include <stdio.h>
 #include <stdlib.h>

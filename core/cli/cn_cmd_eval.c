@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `codenib eval`: localization quality on a dataset of real issues.  The
  * run itself (resume, jobs, time limits, outputs) is cn_eval_run; this file
  * reads the options and draws the progress. */

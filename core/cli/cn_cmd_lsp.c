@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `codenib lsp`: the LSP server (core/serve/cn_lsp.c) over stdio, each
  * message framed by a Content-Length header; the log on standard error. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `codenib mcp`: the MCP server (core/serve/cn_mcp.c) over stdio -- one JSON-RPC
  * message a line in, one a line out, the log on standard error. */
 #include <errno.h>

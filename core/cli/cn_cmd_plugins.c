@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `codenib plugins list`: the backend plugins (language parsers,
  * embedders, vector stores, LSP providers) found on the plugin search path,
  * with their state. */
@@ -9,6 +10,13 @@
 #include "index/cn_langs.h"
 #include "plugin/cn_backends.h"
 #include "plugin/cn_search_path.h"
+
+static json_object *abi_string(unsigned major, unsigned minor)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%u.%u", major, minor);
+    return json_object_new_string(buf);
+}
 
 static void plugins_usage(FILE *f)
 {
@@ -71,6 +79,7 @@ int cn_cmd_plugins(int argc, char **argv)
             json_object_object_add(o, "state", json_object_new_string(e->desc ? "loaded" : "failed"));
             json_object_object_add(o, "version", e->desc ? json_object_new_string(e->desc->version) : NULL);
             json_object_object_add(o, "extensions", ext);
+            json_object_object_add(o, "abi", e->desc ? abi_string(e->desc->abi_major, e->desc->abi_minor) : NULL);
             json_object_object_add(o, "source", json_object_new_string(e->source));
             json_object_object_add(o, "dir", json_object_new_string(e->dir));
             json_object_object_add(o, "reason", e->reason ? json_object_new_string(e->reason) : NULL);
@@ -82,6 +91,7 @@ int cn_cmd_plugins(int argc, char **argv)
             json_object_object_add(o, "plugin_id", json_object_new_string(e->id));
             json_object_object_add(o, "kind", json_object_new_string(cn_backend_kind_name(e->kind)));
             json_object_object_add(o, "state", json_object_new_string(e->desc ? "loaded" : "failed"));
+            json_object_object_add(o, "abi", e->desc ? abi_string(e->desc->abi_major, e->desc->abi_minor) : NULL);
             json_object_object_add(o, "version", e->desc ? json_object_new_string(e->desc->version) : NULL);
             json_object_object_add(o, "source", json_object_new_string(e->source));
             json_object_object_add(o, "dir", json_object_new_string(e->dir));
@@ -127,7 +137,10 @@ int cn_cmd_plugins(int argc, char **argv)
             printf("%-16s %-12s %-8s %-40s %s\n", e->plugin_id, e->language, e->desc ? "loaded" : "failed",
                    e->desc ? e->desc->version : "-", e->source);
             if (verbose) {
-                printf("    dir: %s\n    extensions:", e->dir);
+                printf("    dir: %s\n", e->dir);
+                if (e->desc) printf("    abi: built for %u.%u; codenib speaks %d.%d\n", e->desc->abi_major,
+                                    e->desc->abi_minor, CN_ABI_MAJOR, CN_ABI_MINOR);
+                printf("    extensions:");
                 for (size_t k = 0; k < e->extensions.len; k++) printf(" %s", e->extensions.items[k]);
                 printf("\n");
             }
@@ -140,6 +153,9 @@ int cn_cmd_plugins(int argc, char **argv)
             printf("%-16s %-12s %-8s %-40s %s\n", e->id, cn_backend_kind_name(e->kind), e->desc ? "loaded" : "failed",
                    e->desc ? e->desc->version : "-", e->source);
             if (verbose) printf("    dir: %s\n", e->dir);
+            if (verbose && e->desc)
+                printf("    abi: built for %u.%u; codenib speaks %d.%d\n", e->desc->abi_major, e->desc->abi_minor,
+                       CN_ABI_MAJOR, CN_ABI_MINOR);
             if (e->reason) printf("    reason: %s\n", e->reason);
         }
         for (size_t i = 0; i < backs.problems.len; i++) printf("(broken)         reason: %s\n", backs.problems.items[i]);

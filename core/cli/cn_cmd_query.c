@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `codenib query`: a question about a repository in, the localization
  * contract (Files / Symbols / Locations) out -- with a model, or offline. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `codenib run`: invoke one skill directly. */
 #include <stdio.h>
 #include <stdlib.h>

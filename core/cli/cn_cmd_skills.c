@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `codenib skills`: list, show, schema, check-flow. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@ static void skills_usage(FILE *f)
           "       codenib skills show ID [--json]\n"
           "       codenib skills schema [--allow ID,...] [--exclude ID,...]\n"
           "       codenib skills check-flow FROM TO [INPUT]\n"
+          "       codenib skills test DIR [--json]\n"
           "\n"
           "  list        every skill package found, with its state (discovered, loaded,\n"
           "              failed, duplicate) and, for a broken one, the reason\n"
@@ -20,6 +22,8 @@ static void skills_usage(FILE *f)
           "  schema      the OpenAI function-calling tools for the skills (JSON); --allow\n"
           "              keeps only the listed ids, --exclude then drops ids\n"
           "  check-flow  whether FROM's output type can feed an input of TO (INPUT, or any)\n"
+          "  test        one package on its own: config, shared object, executor, and its\n"
+          "              declared examples run (`codenib skills test --help`)\n"
           "\n"
           "Options:\n"
           "  --json      machine-readable output\n"
@@ -83,6 +87,13 @@ static int cmd_list(int argc, char **argv)
         printf("%-24s %-10s %-11s %-8s %s\n", e->id, type, cn_skill_state_name(e->state), cost,
                e->source ? e->source : "-");
         if (verbose && e->dir) printf("    dir: %s\n", e->dir);
+        if (verbose && e->dir) {
+            printf("    abi: ");
+            if (e->built_abi_major > 0) printf("built for %u.%u", e->built_abi_major, e->built_abi_minor);
+            else printf("built for ? (not opened)");
+            if (e->meta && e->meta->abi_major >= 0) printf(", declares %d.%d", e->meta->abi_major, e->meta->abi_minor);
+            printf("; codenib speaks %d.%d\n", CN_ABI_MAJOR, CN_ABI_MINOR);
+        }
         if (e->reason) printf("    reason: %s\n", e->reason);
         if (verbose && e->meta)
             for (size_t w = 0; w < e->meta->warnings.len; w++)
@@ -254,5 +265,6 @@ int cn_cmd_skills(int argc, char **argv)
     if (strcmp(sub, "show") == 0) return cmd_show(argc - 1, argv + 1);
     if (strcmp(sub, "schema") == 0) return cmd_schema(argc - 1, argv + 1);
     if (strcmp(sub, "check-flow") == 0) return cmd_check_flow(argc - 1, argv + 1);
+    if (strcmp(sub, "test") == 0) return cn_cmd_skills_test(argc - 1, argv + 1);
     return cn_cli_usage_error("skills", "'%s' is not a skills command", sub);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `codenib`: entry point and subcommand dispatch. */
 #include <malloc.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `codenib eval`: localization quality on real issues.
  *
  * A dataset is JSON Lines, one issue a line (the SWE-bench / LocAgent

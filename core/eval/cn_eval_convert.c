@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A query's answer as a ranked prediction (files, modules, entities), named
  * the way the dataset's gold is: LocAgent's "path.py:Class.method", with a
  * constructor standing for its class.

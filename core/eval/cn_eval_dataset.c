@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Datasets and predictions for `codenib eval`: JSON Lines readers with
  * "FILE:LINE: what" errors, and the gold list of each level built the way
  * the reference scorer (bench/tools/locscore.py) builds it, so that the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What `codenib eval` shows: the Acc@k table for a terminal, and a
  * Markdown report with a hand-drawn SVG bar chart next to it.  Everything
  * reads the metrics object of cn_eval_score, so a report can be redrawn

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Which files of a commit `codenib eval` indexes: the source files of the
  * languages a backend exists for (or those asked for with --languages),
  * minus tests and documentation.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The run of `codenib eval`: each selected instance in a child process
  * (materialise its commit, compile, query, convert), one row per instance
  * appended to OUT/predictions.jsonl as it finishes, then the scores and the

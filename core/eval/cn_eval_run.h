@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `codenib eval` on real issues: the pieces a run needs besides the
  * dataset and the scorer (cn_eval.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The localization metrics of `codenib eval`.
  *
  * Acc@k follows the reference scorer (bench/tools/locscore.py) to the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Scores by line ranges: the multilingual benchmark's metrics (its
  * README and mlocscore.py define them; this is an implementation of that
  * definition, checked against the script's numbers).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A commit's indexed files, taken from a bare mirror.
  *
  * `codenib eval` indexes each dataset instance at its base commit.  A

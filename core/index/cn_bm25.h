@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* BM25 full-text index over numbered documents: a builder that tokenizes
  * text (cn_tokenize.h) into postings and writes one index file, and a
  * read-only reader that maps it and answers top-k queries.

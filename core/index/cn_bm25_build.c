@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* BM25 index builder (API in cn_bm25.h).
  *
  * File: a cn_idxfile container, magic "CNBM25\0\0", format version 1.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* BM25 over groups of documents (cn_bm25_group_scores in cn_bm25.h).
  *
  * The index holds one document per node (a function's name, path and

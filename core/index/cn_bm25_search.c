@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* BM25 index reader and top-k search (API in cn_bm25.h, layout in
  * cn_bm25_build.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A cache directory's own entries, used only as codenib made them (see
  * cn_cache.h). */
 #include "cn_cache.h"

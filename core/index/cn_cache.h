@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The entries codenib keeps in a repository's cache directory -- its
  * generations (gen-*), the `current` link naming the one served, the
  * compile lock -- used only as codenib made them.  The cache directory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The repository compiler (see cn_compile.h). */
 #include "cn_compile.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `codenib compile`: a repository -> indexes in a cache directory outside
  * it.  Builds a new generation beside the previous one and switches to it
  * with a rename, under a lock, so a crash at any moment leaves the previous

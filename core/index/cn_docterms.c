@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* BM25 documents of one file, as distinct terms with counts (see
  * cn_filerec.h).  Runs in the parse workers, where the source is already in
  * memory, and its result is kept in the parse records, so a rebuild never

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What parsing one file yields, in the compiler's own form: the nodes and
  * references a language backend emitted, with their strings in one pool.
  * Records of unchanged files are reused by incremental builds. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The symbol graph: typed edges between the nodes of the nodes index
  * (cn_nodes.h; node ids are shared) in compact adjacency form, readable in
  * both directions.

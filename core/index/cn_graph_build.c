@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Symbol graph writer (API in cn_graph.h; name resolution in
  * cn_graph_resolve.c).
  *

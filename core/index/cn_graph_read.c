@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Symbol graph reader (API in cn_graph.h, layout in cn_graph_build.c).
  * Everything is validated at open, so queries index the mapped arrays
  * without further checks. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Name resolution for the symbol graph (cn_graph.h): turns every reference
  * a backend emitted into edges between node ids.
  *

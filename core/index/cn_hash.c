@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A fast 64-bit non-cryptographic hash: four independent multiply-rotate
  * lanes over 32-byte stripes, then a tail and an avalanche.  Used for index
  * checksums and content fingerprints, where speed matters (an index is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* C or C++ for a `.h` header: the content test (see cn_header_lang.h). */
 #include "cn_header_lang.h"
 #include "../../plugins/common/cn_c_skip.h"

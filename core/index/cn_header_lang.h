@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Whether a `.h` header is C or C++.  The extension says C, but C++
  * projects name their headers `.h` too (fmt's core.h, format.h), and the C
  * grammar makes little of a namespace or a template.  The walk

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Index file container: writer and validating reader (see cn_idxfile.h).
  *
  * Layout (little-endian):

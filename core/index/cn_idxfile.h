@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The container every index file uses: a fixed header, a table of typed
  * sections, and a checksum over all of it.  Writers build the file in
  * memory and publish it with write-to-temporary + fsync + rename; readers

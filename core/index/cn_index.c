@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Opened indexes and the index services of the host table. */
 #include "cn_index.h"
 

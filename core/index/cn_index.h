@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* An opened compiled index (one generation of one repository): the readers
  * skills use through cn_host.index. */
 #ifndef CN_INDEX_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Language backend discovery and loading. */
 #include "cn_langs.h"
 

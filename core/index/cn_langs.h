@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Language backends known to this codenib: found on the "plugins" search
  * path (cn_search_path), described by plugin.yaml (read without opening the
  * shared object), opened on first use with the same ABI checks as skills. */

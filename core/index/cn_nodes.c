@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The nodes index (see cn_nodes.h).
  *
  * Sections of "CNNODES\0" version 1:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The nodes index: every file, class, function, method, block ... of a
  * repository with its qualified name ("pkg/mod.py:Class.method"), kind,
  * 1-based line range and parent.  Node ids are dense and shared with the

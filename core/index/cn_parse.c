@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The parse stage (see cn_parse.h).  Workers take files by an atomic index
  * and write only their own record slot, so the result does not depend on
  * scheduling.  Each worker owns one parser per language it meets. */

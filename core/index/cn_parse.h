@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The parse stage of the compiler: reads every listed file, fingerprints
  * it, and runs its language backend, on several threads. */
 #ifndef CN_PARSE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Parse records store (see cn_records.h).
  *
  * The records of a build are a head file and its shards.  The head,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The per-file parse records of a build, kept beside its indexes so that
  * the next build re-parses only files whose content or backend changed. */
 #ifndef CN_RECORDS_H

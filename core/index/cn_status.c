@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Freshness of a compiled repository: the files as they are now against
  * the records of the current generation, plus what decided the selection
  * and which backends built it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Sorting strings that repeat (see cn_strsort.h). */
 #include "cn_strsort.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Sorting many strings that repeat: each distinct string takes part in
  * the comparison sort once, however often it occurs, and the occurrences
  * are then put in order by a counting sort.  Used by the index writers,

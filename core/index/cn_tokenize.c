@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Code-aware tokenizer (rules in cn_tokenize.h). */
 #include "cn_tokenize.h"
 

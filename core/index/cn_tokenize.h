@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Code-aware tokenizer shared by the BM25 builder and its queries (both
  * sides must cut text the same way, or nothing matches).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The vector part of a compiled index: node embeddings from an embedder
  * backend kept by a vector-store backend, in <generation>/vectors/:
  *

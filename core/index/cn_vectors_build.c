@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Building the vector part of a generation (see cn_vectors.h).
  *
  * Every node's source text (its lines; a file node's is the whole file)

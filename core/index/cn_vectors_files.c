@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The files of vectors/ besides the store's: the embedder's saved state
  * (embedder.bin) and the text hashes that let a rebuild reuse vectors
  * (reuse.bin), both in the checksummed index container (cn_idxfile.h). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Opening and searching the vector part of a compiled index, and the
  * cn_host.vectors service (see cn_vectors.h).
  *

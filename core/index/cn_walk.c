@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Repository listing (see cn_walk.h). */
 #include "cn_walk.h"
 

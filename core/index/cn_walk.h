@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Listing the files of a repository to index: git-aware in a git checkout
  * (tracked plus untracked-not-ignored files), a plain directory walk
  * elsewhere; default and user exclusions; language by extension or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libcurl, loaded the first time a request is made (see cn_curl.h).
  *
  * Linked in, libcurl and the TLS, LDAP, SSH and Kerberos libraries it

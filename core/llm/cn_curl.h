@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The part of libcurl the HTTP client uses, loaded with dlopen(3) on the
  * first request rather than linked: processes that never talk to a model
  * (compile, offline queries, skill runs) start without it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The model client: one HTTP client over libcurl for OpenAI-compatible
  * endpoints -- chat completions (tools, tool_choice, structured output),
  * embeddings and rerank -- with timeouts, bounded retries of transient
@@ -113,6 +114,16 @@ int cn_llm_rerank(cn_model *m, const char *query, const char *const *documents, 
  * *calls is malloc'd). */
 int cn_llm_calls(const cn_model *m, cn_llm_call **calls, size_t *n);
 
+/* A chat handle whose requests go to an application's function instead of
+ * an HTTP endpoint (cn_chat_client of <codenib/codenib.h>; cn_llm_custom.c).
+ * cn_llm_chat() sends it the same request body and checks its reply as it
+ * checks a server's; embed and rerank through it are CN_EUNSUPPORTED.  The
+ * client table is copied; its data must outlive the handle. */
+struct cn_chat_client;
+int cn_llm_open_client(const struct cn_chat_client *client, cn_model **out);
+/* A new reference to a handle (closed when the last one is). */
+cn_model *cn_llm_ref(cn_model *m);
+
 const cn_model_services *cn_host_model_services(void);
 
 /* ---- inside core/llm ------------------------------------------------------
@@ -138,6 +149,10 @@ struct cn_model {
     int max_retries;
     long backoff_ms;
     size_t max_response_bytes;   /* larger replies are refused */
+    /* An application's chat function (cn_llm_open_client), or NULL. */
+    int (*client_chat)(void *data, const char *request_json, char **response_json, cn_error *err);
+    void *client_data;
+    int refs;                    /* cn_llm_ref()s + 1 */
     /* Usage log; the handle is shared by concurrent callers. */
     pthread_mutex_t lock;
     cn_llm_call *calls;
@@ -147,6 +162,10 @@ struct cn_model {
 /* POSTs `body` to {base}/{endpoint}, retrying transient failures, and
  * parses the 2xx answer (*response: any JSON value, never NULL on
  * success).  Fills call->endpoint, http_status, attempts and seconds. */
+/* cn_llm__post for a client handle: the body to its function, its reply
+ * parsed (cn_llm_custom.c). */
+int cn_llm__client_post(cn_model *m, const char *endpoint, json_object *body, cn_llm_call *call,
+                        json_object **response);
 int cn_llm__post(cn_model *m, const char *endpoint, json_object *body, cn_llm_call *call,
                  json_object **response);
 /* Appends to the usage log (the call is copied). */

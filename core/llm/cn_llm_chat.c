@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Chat completions: the request goes out as given (plus "model"), the
  * first choice's message comes back untouched -- tool_calls included --
  * with finish_reason and usage attached. */

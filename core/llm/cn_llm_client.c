@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Model handles: configuration from options and the environment, and the
  * per-handle usage log. */
 #include <stdlib.h>
@@ -243,7 +244,14 @@ int cn_llm_open(const char *config_json, cn_llm_role role, cn_model **out)
 
 void cn_llm_close(cn_model *m)
 {
+    int shared;
+
     if (m == NULL) return;
+    pthread_mutex_lock(&m->lock);
+    shared = m->refs > 0;
+    if (shared) m->refs--;
+    pthread_mutex_unlock(&m->lock);
+    if (shared) return;
     pthread_mutex_destroy(&m->lock);
     free(m->base_url);
     if (m->api_key != NULL) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Embeddings: one request for the caller's batch; rows are put back in
  * input order by their "index" and checked for count and width. */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One JSON POST over libcurl (loaded on first use: cn_curl.h): connect
  * and total timeouts, retries of transient failures with Retry-After or
  * jittered exponential backoff, and error messages that name the endpoint
@@ -337,6 +338,11 @@ int cn_llm__post(cn_model *m, const char *endpoint, json_object *body, cn_llm_ca
     call->http_status = 0;
     call->attempts = 0;
     call->seconds = 0;
+    if (m->client_chat != NULL) {
+        rc = cn_llm__client_post(m, endpoint, body, call, response);
+        call->seconds = now_seconds() - t0;
+        return rc;
+    }
     if ((cu = cn_curl()) == NULL) return cn_error_prefix("%s", endpoint);
     /* repository text in a prompt may be any bytes; servers refuse a body
      * that is not UTF-8 */

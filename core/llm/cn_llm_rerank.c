@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Rerank: one request shape that both TEI and Jina/Cohere accept, and
  * both of their answer shapes.
  *

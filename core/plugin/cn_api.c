@@ -1,6 +1,8 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The public libcodenib API (codenib/codenib.h) over the internal registry. */
 #include <limits.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,6 +164,17 @@ int cn_registry_set_model(cn_registry *reg, int role, const char *config_json)
     return 0;
 }
 
+int cn_registry_set_model_handle(cn_registry *reg, int role, cn_model *m)
+{
+    if (role < CN_LLM_CHAT || role > CN_LLM_RERANK)
+        return cn_error_set(CN_EINVAL, "model role %d is not chat (0), embedder (1) or reranker (2)", role);
+    m = cn_llm_ref(m);
+    cn_llm_close(reg->models[role]);
+    reg->models[role] = m;
+    refresh_contexts(reg);
+    return 0;
+}
+
 int cn_registry_models_from_env(cn_registry *reg)
 {
     int rc = 0;
@@ -178,6 +191,15 @@ static json_object *str_or_null(const char *s)
     return s ? json_object_new_string(s) : NULL;
 }
 
+/* "MAJOR.MINOR", or NULL when major is 0 or negative (unknown, absent) */
+static json_object *abi_or_null(int major, int minor)
+{
+    char buf[32];
+    if (major <= 0) return NULL;
+    snprintf(buf, sizeof buf, "%d.%d", major, minor);
+    return json_object_new_string(buf);
+}
+
 json_object *cn_entry_json(const cn_skill_entry *e, bool verbose)
 {
     json_object *o = json_object_new_object();
@@ -191,6 +213,10 @@ json_object *cn_entry_json(const cn_skill_entry *e, bool verbose)
     json_object_object_add(o, "dir", str_or_null(e->dir));
     json_object_object_add(o, "reason", str_or_null(e->reason));
     json_object_object_add(o, "error", e->reason ? json_object_new_string(cn_error_code_name(e->error_code)) : NULL);
+    /* the ABI its shared object was built for (known once it was opened)
+     * and the one its config.yaml declares */
+    json_object_object_add(o, "abi", abi_or_null((int)e->built_abi_major, (int)e->built_abi_minor));
+    json_object_object_add(o, "abi_declared", e->meta ? abi_or_null(e->meta->abi_major, e->meta->abi_minor) : NULL);
     if (verbose) {
         json_object *w = json_object_new_array();
         json_object_object_add(o, "metadata", e->meta ? cn_meta_to_json(e->meta) : NULL);
@@ -269,6 +295,13 @@ CN_API int cn_query(const cn_query_options *options, const char *question, char 
     o.harness = options->harness_path;
     o.max_turns = options->max_turns;
     o.trace = options->trace_path;
+    /* fields of ABI 1.2, read only when the caller's struct has them */
+#define HAS(field) (options->struct_size >= offsetof(cn_query_options, field) + sizeof options->field)
+    if (HAS(agent)) o.agent = options->agent;
+    if (HAS(chat)) o.chat_client = options->chat;
+    if (HAS(return_messages)) o.want_messages = options->return_messages != 0;
+    if (HAS(return_trace)) o.want_trace = options->return_trace != 0;
+#undef HAS
     if ((rc = cn_query_run(&o, question, &res)) < 0) return rc;
     return emit(res, result_json);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Discovery and loading of embedder, vector-store and LSP backends. */
 #include "cn_backends.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Backend plugins other than languages -- embedders, vector stores, LSP
  * providers (codenib/backend.h): found on the "plugins" search path,
  * described by plugin.yaml (read without opening the shared object),

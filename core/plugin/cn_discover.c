@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Discovery of skill packages on disk.  Only config.yaml and skill.md are
  * read here; shared objects are opened on first use (cn_loader.c). */
 #include <stdlib.h>

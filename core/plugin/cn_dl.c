@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libltdl behind a lock.  libltdl's error state and module list are
  * process-global, so concurrent registries must not race on them. */
 #include "cn_dl.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The only place that talks to libltdl.  Every call happens under one lock
  * (libltdl keeps global state), and libltdl is initialised on first use and
  * released when the last handle closes. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The host-services table handed to plugins. */
 #include "cn_host.h"
 

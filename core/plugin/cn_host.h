@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Building the cn_host table that the core hands to each plugin. */
 #ifndef CN_HOST_IMPL_H
 #define CN_HOST_IMPL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Repository file access confined to the repository root (cn_beneath.h). */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cn_json services: json-c values behind an opaque type, so plugins never
  * see json-c. */
 #include <stdlib.h>

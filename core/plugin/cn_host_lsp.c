@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cn_host.lsp: LSP-shaped navigation over the index of the calling skill's
  * context, served by the configured provider backend.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cn_host.model: the model client behind JSON text and the host
  * allocator, with the core's thread-local error copied into the caller's
  * cn_error. */

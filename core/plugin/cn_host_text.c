@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cn_host.text: the BM25 tokenizer for plugins. */
 #include "cn_host.h"
 

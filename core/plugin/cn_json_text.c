@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* JSON text as codenib prints it: always valid UTF-8.
  *
  * json-c escapes '"', '\\' and the C0 controls but copies every other

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Lazy loading of a skill's shared object.  The descriptor's ABI numbers,
  * size and id are checked before any function of the plugin is called. */
 #include <stdio.h>
@@ -90,6 +91,8 @@ int cn_registry_open(cn_registry *reg, cn_skill_entry *e)
                            e->id, so_path, symbol);
         goto fail_close;
     }
+    e->built_abi_major = d->abi_major;
+    e->built_abi_minor = d->abi_minor;
     if (d->abi_major != CN_ABI_MAJOR) {
         rc = cn_entry_fail(e, CN_EABI,
                            "skill '%s': %s was built for skill ABI %u.%u but this codenib "

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Skill metadata: validation of a config tree (from config.yaml or from
  * JSON given in process) into cn_skill_meta, and back to JSON. */
 #include "cn_meta.h"
@@ -86,6 +87,82 @@ static int get_number(const vctx *v, json_object *o, const char *field, double *
     if (!json_object_is_type(o, json_type_int) && !json_object_is_type(o, json_type_double))
         return verr(v, o, field, "expected a number, got %s", jtype_name(o));
     *out = json_object_get_double(o);
+    return 0;
+}
+
+/* A relative path of the example repository: no '..' component, not
+ * absolute, no empty component. */
+static bool example_path_ok(const char *p)
+{
+    const char *s = p;
+    if (*p == '\0' || *p == '/') return false;
+    while (*s) {
+        const char *e = strchr(s, '/');
+        size_t n = e ? (size_t)(e - s) : strlen(s);
+        if (n == 0 || (n == 2 && s[0] == '.' && s[1] == '.')) return false;
+        s += n;
+        if (*s == '/') s++;
+    }
+    return true;
+}
+
+static int check_example(const vctx *v, json_object *ex, size_t i)
+{
+    char field[48];
+    json_object *args = NULL, *files = NULL, *expect = NULL, *x;
+
+    snprintf(field, sizeof field, "examples[%zu]", i);
+    if (!json_object_is_type(ex, json_type_object))
+        return verr(v, ex, field, "expected a mapping (args, and optionally name, files, expect)");
+    json_object_object_foreach(ex, k, val) {
+        if (strcmp(k, "args") == 0) args = val;
+        else if (strcmp(k, "files") == 0) files = val;
+        else if (strcmp(k, "expect") == 0) expect = val;
+        else if (strcmp(k, "name") == 0) {
+            if (!json_object_is_type(val, json_type_string))
+                return verr(v, val, field, "name must be a string");
+        } else
+            return verr(v, val, field, "unknown key '%s' (args, name, files, expect)", k);
+    }
+    if (!json_object_is_type(args, json_type_object))
+        return verr(v, args ? args : ex, field, "args must be a mapping of the skill's inputs");
+    if (files != NULL) {
+        if (!json_object_is_type(files, json_type_object))
+            return verr(v, files, field, "files must be a mapping of relative path to file text");
+        json_object_object_foreach(files, path, text) {
+            if (!example_path_ok(path))
+                return verr(v, text, field, "file '%s': a path inside the example repository, without '..'", path);
+            if (!json_object_is_type(text, json_type_string))
+                return verr(v, text, field, "file '%s': its text must be a string", path);
+        }
+    }
+    if (expect != NULL) {
+        if (!json_object_is_type(expect, json_type_object))
+            return verr(v, expect, field, "expect must be a mapping (contains, error)");
+        json_object_object_foreach(expect, k2, val2) {
+            if (strcmp(k2, "contains") == 0) {
+                if (!json_object_is_type(val2, json_type_array))
+                    return verr(v, val2, field, "expect.contains must be a list of strings");
+                for (size_t j = 0; j < json_object_array_length(val2); j++)
+                    if (!json_object_is_type((x = json_object_array_get_idx(val2, j)), json_type_string))
+                        return verr(v, x ? x : val2, field, "expect.contains[%zu] must be a string", j);
+            } else if (strcmp(k2, "error") == 0) {
+                if (!json_object_is_type(val2, json_type_boolean))
+                    return verr(v, val2, field, "expect.error must be true or false");
+            } else
+                return verr(v, val2, field, "unknown key expect.%s (contains, error)", k2);
+        }
+    }
+    return 0;
+}
+
+static int check_examples(const vctx *v, json_object *value)
+{
+    int rc;
+    if (!json_object_is_type(value, json_type_array))
+        return verr(v, value, "examples", "expected a list of examples");
+    for (size_t i = 0; i < json_object_array_length(value); i++)
+        if ((rc = check_example(v, json_object_array_get_idx(value, i), i)) < 0) return rc;
     return 0;
 }
 
@@ -579,6 +656,10 @@ static int meta_fill(const vctx *v, json_object *cfg, cn_skill_meta *m)
             if ((rc = get_string(v, cfg, value, "version", true, &m->version)) < 0) return rc;
         } else if (strcmp(key, "abi") == 0) {
             if ((rc = parse_abi(v, value, m)) < 0) return rc;
+        } else if (strcmp(key, "examples") == 0) {
+            if (value == NULL) continue;
+            if ((rc = check_examples(v, value)) < 0) return rc;
+            m->examples = json_object_get(value);
         } else {
             /* Unknown fields are kept as warnings, not errors, so a newer
              * package still loads in an older codenib. */
@@ -720,6 +801,7 @@ const cn_input_spec *cn_meta_input(const cn_skill_meta *m, const char *name)
 void cn_meta_free(cn_skill_meta *m)
 {
     if (m == NULL) return;
+    json_object_put(m->examples);
     free(m->skill_id);
     free(m->operator_name);
     json_object_put(m->defaults);

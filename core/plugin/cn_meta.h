@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Skill metadata: every field of a skill package's config.yaml (the
  * original SkillMetadata) plus what the C loader needs. */
 #ifndef CN_META_H
@@ -87,6 +88,11 @@ typedef struct cn_skill_meta {
     char *dir;              /* package directory, NULL for in-process skills */
     char *config_path;      /* config.yaml path, or the origin given */
     cn_strv warnings;       /* unknown fields and other non-fatal remarks */
+    /* `examples`: runs `codenib skills test` makes, each a mapping with
+     * args (a mapping), and optionally name, files (path -> text of the
+     * example repository) and expect (contains: [strings], error: bool);
+     * checked for shape when read.  NULL when absent. */
+    json_object *examples;
 } cn_skill_meta;
 
 /* Reads <dir>/config.yaml and <dir>/skill.md.  Errors name

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Parameter resolution, argument coercion, the line-number boundary and
  * the invocation of one skill.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Registry object: entries, lookup, allow/exclude, reserved tool names,
  * contexts. */
 #include "cn_registry.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The skill registry: an explicit object (no singleton) holding every skill
  * package discovered or registered in process, with its state, plus the
  * allow/exclude sets and the typed contexts handed to executors. */
@@ -35,6 +36,8 @@ typedef struct cn_skill_entry {
     /* loaded plugin */
     cn_dl *dl;
     const cn_skill_descriptor *desc;
+    unsigned built_abi_major;  /* the descriptor's ABI once the .so was opened; 0: unknown */
+    unsigned built_abi_minor;
     cn_executor *exec;
     cn_host host;
     cn_host_data host_data;
@@ -100,6 +103,9 @@ int cn_registry_add_inprocess(cn_registry *reg, cn_skill_meta *meta, cn_skill_fn
  * every skill context (.chat, .embedder, .reranker); NULL config_json
  * removes it.  Loaded executors are recreated on next use. */
 int cn_registry_set_model(cn_registry *reg, int role, const char *config_json);
+/* The same with an open handle, of which the registry takes a reference
+ * (cn_llm_ref); NULL removes the model. */
+int cn_registry_set_model_handle(cn_registry *reg, int role, struct cn_model *m);
 /* Opens the models the environment configures: chat when CODENIB_MODEL is
  * set, reranker when CODENIB_RERANK_MODEL is set. */
 int cn_registry_models_from_env(cn_registry *reg);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tool results bounded for the model or client that reads them.  A client
  * refuses (or a model's context overflows on) a result of a megabyte, so
  * every result leaves here at most `cap` bytes long, and says what it left

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* OpenAI function-calling schemas for skills, and the dataflow check
  * between one skill's output and another's input. */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Where codenib looks for plugin packages of one kind ("skills",
  * "plugins"): the build tree (when running from it), an environment
  * variable's directories, the installed directory (and the same place
@@ -69,6 +70,13 @@ static char *relocated_dir(const char *kind)
     }
 }
 
+/* A variable set to anything but "" or "0" */
+static bool env_on(const char *name)
+{
+    const char *v = getenv(name);
+    return v != NULL && *v != '\0' && strcmp(v, "0") != 0;
+}
+
 int cn_search_path(const char *kind, const char *env_var, cn_strv *dirs, cn_strv *labels)
 {
     const char *env = getenv(env_var);
@@ -94,7 +102,11 @@ int cn_search_path(const char *kind, const char *env_var, cn_strv *dirs, cn_strv
         cn_strv_free(&parts);
         if (rc < 0) return rc;
     }
-    {
+    /* CODENIB_IGNORE_SYSTEM_DIRS: a test suite (or a user) that must not
+     * see what is installed in the configured prefix -- another build of
+     * codenib, a distribution's packages -- leaves the installed
+     * directories out */
+    if (!env_on("CODENIB_IGNORE_SYSTEM_DIRS")) {
         char *p = cn_path_join(CN_PKGLIBDIR, kind);
         char *moved = in_build_tree ? NULL : relocated_dir(kind);
         if (moved != NULL && strcmp(moved, p) != 0) {

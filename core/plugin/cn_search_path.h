@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The search path shared by skills and backend plugins. */
 #ifndef CN_SEARCH_PATH_H
 #define CN_SEARCH_PATH_H
@@ -10,6 +11,11 @@
  *   "installed (relocated)"  <prefix of the executable>/lib/codenib/<kind>,
  *                     when the executable is not in the configured bindir
  *   "installed"       $(pkglibdir)/<kind>
+ *                     (the two installed entries are left out when
+ *                     CODENIB_IGNORE_SYSTEM_DIRS is set to anything but
+ *                     "" or "0": `make check` sets it, so an installed
+ *                     codenib in the same prefix does not leak into the
+ *                     tests)
  *   "user"            $CODENIB_HOME/<kind> (default ~/.codenib/<kind>) */
 int cn_search_path(const char *kind, const char *env_var, cn_strv *dirs, cn_strv *labels);
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Type hints: coercion of arguments supplied by a model or a caller. */
 #include <errno.h>
 #include <limits.h>

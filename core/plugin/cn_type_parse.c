@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Type hints: the parser ("List[Dict[str, int]]" -> cn_type). */
 #include <errno.h>
 #include <limits.h>

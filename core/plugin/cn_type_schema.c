@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Type hints: JSON schema for tool parameters, and dataflow compatibility
  * between one skill's output and another's input. */
 #include <errno.h>

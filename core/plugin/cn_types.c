@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Type hints: construction, copy, canonical text and equality, and the
  * helpers the parser, coercion and schema files share.  The contract is in
  * cn_types.h. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Type hints of skill inputs and outputs ("str", "List[int]",
  * "Optional[Dict[str, float]]", "Literal['a', 'b']", "List[QueriedNode]"):
  * parsing, coercion of model-supplied arguments, JSON schema, and dataflow

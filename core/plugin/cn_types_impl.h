@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Semi-private helpers shared by the cn_type*.c files (parser, coercion,
  * schema and compatibility); not for use elsewhere. */
 #ifndef CN_TYPES_IMPL_H

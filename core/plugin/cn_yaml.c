@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* YAML -> json-c reader with source positions.
  *
  * Built on libyaml's event parser: events are turned into json-c nodes as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* YAML -> json-c reader that remembers where every value came from, so
  * that configuration errors can name file:line:column. */
 #ifndef CN_YAML_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* JSON-RPC framing on stdio streams (see cn_frame.h). */
 #include "cn_frame.h"
 

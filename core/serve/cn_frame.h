@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The two ways JSON-RPC messages are framed on a byte stream: one message
  * per line (MCP's stdio transport) and a Content-Length header before each
  * body (LSP's base protocol).  Readers bound what they keep in memory: a

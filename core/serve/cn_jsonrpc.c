@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* JSON-RPC 2.0 messages checked and answered (see cn_jsonrpc.h). */
 #include "cn_jsonrpc.h"
 

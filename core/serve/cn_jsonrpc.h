@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* JSON-RPC 2.0 for the MCP and LSP servers: one message (or an MCP
  * batch) checked -- JSON, jsonrpc "2.0", method, id, params -- handed to
  * the server's handler, and the response written.  Malformed input is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The LSP server (see cn_lsp.h): the lifecycle, and definition,
  * references and workspace symbols answered through the lsp_definition
  * and lsp_references skills. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The LSP server: go-to-definition, find-references, workspace symbols and
  * a file's outline for an editor, answered from the static index (the
  * lsp_definition and lsp_references skills and the node table), which is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The LSP server's positions and URIs (see cn_lsp.h). */
 #include "cn_lsp.h"
 

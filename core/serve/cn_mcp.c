@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The MCP server's protocol (see cn_mcp.h): JSON-RPC 2.0 messages checked
  * and answered, the lifecycle (initialize, ping) and dispatch to the tools
  * (cn_mcp_tools.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The MCP server (Model Context Protocol over JSON-RPC 2.0): a coding
  * agent gets codenib's skills, the default tools read, grep and glob (bash
  * only when asked for) and `locate` -- the offline planner's answer -- as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shared by the MCP server's protocol (cn_mcp.c), its tools
  * (cn_mcp_tools.c) and its worker pool (cn_mcp_pool.c). */
 #ifndef CN_MCP_INTERNAL_H

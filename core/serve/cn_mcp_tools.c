@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The MCP server's tools (see cn_mcp.h): the list, and each call run on
  * an index brought up to date first. */
 #include "cn_mcp_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A repository served to a long-lived client (see cn_served.h). */
 #include "cn_served.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A repository served to a long-lived client (the MCP and LSP servers):
  * its skills registry, and its index kept up to date with its files --
  * compiled when missing, compiled again (incrementally) when files

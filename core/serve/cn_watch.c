@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* inotify watches on a repository's directories (see cn_watch.h). */
 #include "cn_watch.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Whether anything changed below a repository since the last look, from
  * inotify watches on its directories: a served repository asks this
  * before every call and compares its files with its index (a walk and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Opening beneath a directory (see cn_beneath.h). */
 #include "cn_beneath.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Opening a repository file without ever leaving the repository.
  *
  * A path string checked and then opened can be raced: a directory on it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Growable NUL-terminated string. */
 #include "cn_util.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Thread-local last error of the core API, and explicit error records for
  * the plugin boundary. */
 #include "cn_util.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fsync(2) off the writer's thread, for files written into a directory
  * that nothing reads until it is published (see cn_util.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Running git on a repository codenib does not trust (see cn_git.h). */
 #include "cn_git.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Running git on a repository codenib does not trust.
  *
  * A cloned repository's .git/config, hooks and .gitattributes are written

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Polynomial glob matching (see cn_glob.h). */
 #include "cn_glob.h"
 

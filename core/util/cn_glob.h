@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Glob matching in time polynomial in the sizes of the pattern and the
  * path, whatever the pattern: the patterns come from a model or a client,
  * and a backtracking matcher is exponential in the number of '*' or '**'

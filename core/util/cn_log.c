@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Diagnostics on stderr, filtered by a threshold. */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Small string, path and file helpers. */
 #include "cn_util.h"
 

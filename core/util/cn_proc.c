@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Running a helper program (git) and capturing its standard output. */
 #include <errno.h>
 #include <fcntl.h>

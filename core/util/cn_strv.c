@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A list of owned strings. */
 #include "cn_util.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* UTF-8 checks and scrubbing (see cn_utf8.h). */
 #include "cn_utf8.h"
 

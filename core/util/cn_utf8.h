@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* UTF-8 checks and scrubbing for what codenib prints.  Repository bytes
  * (file names, file contents) are anything; what leaves codenib is valid
  * UTF-8 JSON, or text in which no control character reaches a terminal

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internal helpers shared by the whole core: thread-local last error,
  * growable strings and string lists.  Not part of the SDK. */
 #ifndef CN_UTIL_H

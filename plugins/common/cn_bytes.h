@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Little-endian integers in byte buffers, for backends that write their
  * own file formats (embed-local's state, vec-flat's store): the files read
  * the same on every host whatever its byte order or alignment rules. */

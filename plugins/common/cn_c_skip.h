@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Skipping what carries no code in C and C++ text: a // or block comment
  * or a string or character literal.  Shared by the C-family backends'
  * preprocessor pass (cn_pp_split.c) and the compiler's choice of a

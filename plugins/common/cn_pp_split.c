@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Joining function headers split by preprocessor branches (cn_pp_split.h).
  * One pass over the bytes, no recursion: nested conditionals are a stack
  * of groups; what a group would blank is kept as spans until its #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cn_pp_split: joins a C or C++ function header that preprocessor
  * branches split, so that tree-sitter sees one definition.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cn_ts_arena: a parse's tree-sitter memory from one arena (see
  * cn_ts_arena.h). */
 #include "cn_ts_arena.h"

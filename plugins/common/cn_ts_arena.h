@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cn_ts_arena: a parse's tree-sitter memory from one arena, dropped at once.
  *
  * libtree-sitter allocates every syntax node, stack entry and array of a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cn_ts_guard: keeps libtree-sitter 0.20 from crashing on hostile input
  * (see cn_ts_guard.h). */
 #include "cn_ts_guard.h"

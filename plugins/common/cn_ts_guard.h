@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cn_ts_guard: keeps libtree-sitter 0.20 from crashing on hostile input.
  *
  * libtree-sitter 0.20.7 stores a node's child count in 16 bits.  When

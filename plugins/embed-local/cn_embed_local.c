@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* embed-local: an embedder that needs no model download and no network.
  * It learns latent semantic vectors from the repository itself (cn_lsa.h)
  * when the index is compiled, saves what it learned next to the vectors,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Latent semantic analysis for embed-local (see cn_lsa.h).
  *
  * fit():

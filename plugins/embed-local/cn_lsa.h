@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* embed-local's model: latent semantic analysis (LSA) of the repository's
  * term-document matrix.
  *

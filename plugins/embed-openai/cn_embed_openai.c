@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* embed-openai: an embedder backend over any OpenAI-compatible
  * /v1/embeddings endpoint (OpenAI, Ollama, vLLM, llama.cpp server, TEI),
  * reached through the host's model client (cn_host.model), which does the

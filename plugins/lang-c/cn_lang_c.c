@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lang-c: the C language backend.
  *
  * Parses C with tree-sitter (tree-sitter-c 0.23.6, compiled in through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* codenib language backends for C++, JavaScript, TypeScript, TSX, Go, Java
  * and Rust: one table-driven source built once per language.
  *

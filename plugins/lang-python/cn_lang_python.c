@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* codenib language backend for Python, built on tree-sitter-python.
  *
  * The syntax tree is walked iteratively with a TSTreeCursor (never by

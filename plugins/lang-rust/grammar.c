@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The tree-sitter-rust grammar, compiled into the plugin.  Built with
  * -I<grammar>/src and warnings disabled; it defines tree_sitter_rust(). */
 #include "parser.c"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lsp-static: codenib's route extension ("codenib/route").
  *
  * Symbol seeds become anchors (each resolved like a definition request,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lsp-static: definition and references served from the compiled index.
  *
  * Everything goes through the host's index services: names resolve over

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lsp-static: the LSP provider over the compiled index (nodes + symbol
  * graph), reached only through the host's index services.  Private to the
  * plugin: shared by the provider (cn_lsp_static.c) and the route extension

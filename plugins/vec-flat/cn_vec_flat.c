@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* vec-flat: exact top-k by dot product over every stored vector.
  *
  * No approximation, no training: one file, memory-mapped, read straight

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* example_head: a complete codenib skill, to copy.
  *
  * It shows every part a skill needs: the descriptor (CN_SKILL_DEFINE), an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bm25_search: top-k BM25 over the compiled index, through the host's index
  * services.  Results are ranked nodes; lines are 0-based here and become
  * 1-based at the host boundary (outputs.line_fields). */

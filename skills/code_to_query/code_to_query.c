@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* code_to_query: a code snippet, stack trace or error log -> a search query.
  *
  * Reads only its argument text; needs no index.  Recognises stack frames

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* codenib_context: a bounded, deduplicated pack of the code a question is
  * about, in one call.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Candidates of the rerank skills (see cn_skill_cands.h). */
 #include "cn_skill_cands.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Candidates of the rerank skills (llm_rerank, crossencoder_rerank): the
  * caller's `nodes` (results of a retrieval skill) or the BM25 top
  * `candidates` for the query, each with the text a model reads, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Graph navigation shared by find_callers, find_callees and trace (see
  * cn_skill_graph.h): symbol resolution, the breadth-first neighbour walk
  * and bounded path search, all through the host's index services. */

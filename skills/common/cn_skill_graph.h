@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Graph navigation shared by find_callers, find_callees and trace: symbol
  * resolution (a name as a user or a model writes it -> graph nodes),
  * breadth-first walks over call/reference edges, and bounded path search.

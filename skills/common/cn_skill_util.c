@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Helpers compiled into every skill (see cn_skill_util.h). */
 #include "cn_skill_util.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Helpers compiled into every skill: the ranked-node result shape shared
  * by all retrieval and navigation skills, argument access and the line
  * gutter.  Skills link nothing of the core; everything here goes through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* crossencoder_rerank: reranks candidate nodes with a cross-encoder served
  * at a /rerank endpoint (TEI, Jina, Cohere or vLLM shape), through
  * host->model->rerank.  Candidates are the caller's `nodes` or the BM25 top

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* embedding_search: top-k nodes by cosine similarity between the query's
  * embedding and the nodes' (host->vectors over the context's vector
  * index).  Results are ranked nodes; lines are 0-based here and become

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* extract_keywords: the search terms of a problem statement, picked by a
  * chat model with structured output ({"keywords": [string]}) and cleaned
  * here: strings only, trimmed, without repeats (case-insensitive, first

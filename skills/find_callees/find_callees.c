@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* find_callees: what a symbol calls or references, through the compiled
  * symbol graph (call and reference edges only, never containment), with
  * the uses the graph could not resolve (library functions, calls on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* find_callers: who calls or references a symbol, through the compiled
  * symbol graph (call and reference edges only, never containment).  The
  * walk, symbol resolution and result shape live in cn_skill_graph.c,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hybrid_search: BM25 (host->index) and embedding (host->vectors)
  * rankings fused with reciprocal rank fusion,
  *     score(node) = sum over retrievers r of weight_r / (rrf_k + rank_r),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* llm_rerank: listwise rerank of candidate nodes by a chat model.
  *
  * The candidates (the caller's `nodes`, or the BM25 top `candidates` for the

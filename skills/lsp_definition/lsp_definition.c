@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lsp_definition: where a symbol is defined, by name or by a position in a
  * file, through the host's LSP service (the configured provider, by
  * default lsp-static over the compiled symbol graph).  Lines are 0-based

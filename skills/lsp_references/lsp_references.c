@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lsp_references: every place a symbol is used (calls, references,
  * imports, base classes), by name or by a position in a file, through the
  * host's LSP service (the configured provider, by default lsp-static over

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lsp_route: from symbol names to the code around them -- the seeds'
  * definitions (anchors) and their one-hop callers, callees, references,
  * imports and base classes (neighbours) -- through the host's LSP service

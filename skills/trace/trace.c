@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* trace: bounded call paths between two symbols, or from a symbol up
  * through its callers to the entry points, over the compiled symbol graph
  * (calls, optionally references; never containment).  Symbol resolution

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared helpers for codenib's shell tests: TAP output and running codenib
 # (through $CN_RUN, which check-valgrind sets to a valgrind wrapper).
 tap_n=0

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # TAP test: the public names of the SDK headers against sdk/docs/abi-history.txt.
 #
 # Every name a plugin or an embedding application can use -- struct fields

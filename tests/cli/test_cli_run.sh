@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # `codenib run`: invoking skills directly, argument coercion and errors.
 . "$CN_SRCDIR/tests/cli/lib.sh"
 export CODENIB_SKILLS_PATH="$CN_FIXTURES/all"

@@ -1,10 +1,11 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # `codenib --version/--help` and `codenib skills ...` as a user runs them.
 . "$CN_SRCDIR/tests/cli/lib.sh"
 
 cn --version
 check "--version exits 0" rc_is 0
-check "--version names version and ABI" out_has "codenib 0.1.0 (skill ABI 1.1)"
+check "--version names version and ABI" out_has "codenib 0.1.0 (skill ABI 1.2)"
 cn --help
 check "--help exits 0 and lists commands" sh -c '[ '"$rc"' -eq 0 ] && grep -q "skills " "$0"' "$OUT"
 cn frobnicate
@@ -23,6 +24,16 @@ check "every built skill is usable ($n_built)" out_has "$n_built usable, 0 not u
 cn skills list --verbose
 check "--verbose shows the search path" out_has "Search path (first hit of an id wins):"
 check "--verbose names the user directory" out_has "$CODENIB_HOME/skills"
+check "--verbose shows each skill's ABI: built for, declared, and codenib's" \
+  sh -c 'grep -A3 "^bm25_search " "$0" | grep -q "abi: built for 1\.[0-9]*, declares 1\.[0-9]*; codenib speaks 1\.2"' "$OUT"
+check "make check leaves the installed directories out (CODENIB_IGNORE_SYSTEM_DIRS)" \
+  sh -c '! grep -q "^  installed " "$0"' "$OUT"
+export CODENIB_IGNORE_SYSTEM_DIRS=0
+cn skills list --verbose
+export CODENIB_IGNORE_SYSTEM_DIRS=1
+check "... which 0 turns off: the installed directory is searched" out_has "  installed "
+cn skills list --json
+check "--json gives each skill's ABI" sh -c 'grep -q "\"abi\":\"1\.[0-9]*\",\"abi_declared\":\"1\.[0-9]*\"" "$0"' "$OUT"
 cn skills list --bogus
 check "skills list rejects unknown options" rc_is 2
 cn skills
@@ -34,7 +45,7 @@ export CODENIB_SKILLS_PATH="$CN_FIXTURES/all"
 cn skills list
 check "broken packages do not stop the listing" rc_is 0
 check "ABI major mismatch listed with reason" out_has "was built for skill ABI 99."
-check "newer minor listed with reason" out_has "was built against a newer SDK (ABI 1.2) than this codenib (1.1)"
+check "newer minor listed with reason" out_has "was built against a newer SDK (ABI 1.3) than this codenib (1.2)"
 check "missing symbol listed" out_has "does not export cn_skill_descriptor_fx_no_symbol"
 check "id mismatch listed" out_has "skill id mismatch"
 check "missing .so listed" out_has "fx_missing_so.so is missing"
@@ -88,5 +99,9 @@ check "a kind mismatch is reported" out_has "plugin.yaml says kind vector-store 
 check "an unreadable package is listed as broken" out_has "unknown plugin kind 'teleporter'"
 CODENIB_PLUGINS_PATH="$CN_FIXTURES/backends" cn plugins list --json
 check "plugins list --json gives the kind" out_has '"plugin_id":"fxb-abi","kind":"embedder","state":"failed"'
+check "plugins list --json gives a loaded backend's ABI" out_has '"plugin_id":"fxb-good","kind":"embedder","state":"loaded","abi":"1.'
+CODENIB_PLUGINS_PATH="$CN_FIXTURES/backends" cn plugins list --verbose
+check "plugins list --verbose shows the ABI each plugin was built for" \
+  sh -c 'grep -A3 "^fxb-good " "$0" | grep -q "abi: built for 1\.[0-9]*; codenib speaks 1\.2"' "$OUT"
 
 done_testing

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # `codenib compile` and `codenib status` on a small repository made here:
 # what gets indexed, incremental rebuilds (one edited file is parsed, and
 # the index bytes equal a full rebuild's), the lock, corrupt indexes, a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # `codenib eval`: a small Python shop in a git repository with two commits,
 # mirrored bare as acme/shop; a dataset of three issues; the predictions,
 # the scores and the report; resuming (finished, cut short, --limit, a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # `codenib eval` beyond Python: a repository in C, Go, JavaScript, Rust and
 # Java with tests and docs in each language's places, mirrored bare as
 # acme/poly, and one holding no source file at all (acme/docs); a dataset

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Every plugin the build produced exports exactly one symbol: its
 # descriptor (STYLE: one well-known symbol per plugin, nothing else).
 . "$CN_SRCDIR/tests/cli/lib.sh"

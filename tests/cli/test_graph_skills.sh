@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The graph navigation skills find_callers, find_callees and trace on the
 # fixture repositories of tests/fixtures/graph (their *.expected files list
 # every edge): exact results with the 1-based lines a user sees, symbol

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # TAP test: every public header stands on its own.
 #
 # For each header of sdk/include/codenib/ (and the generated version.h of

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Index gaps found on real issues (issue 20), each on a small repository
 # compiled and asked through the CLI:
 #  - JavaScript methods defined by assignment (express's res.send), and

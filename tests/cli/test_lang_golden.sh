@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Golden tests of the language backends.  Every X.expected under
 # tests/fixtures/lang/ holds exactly what tests/lang/lang_dump prints for
 # the source X (run from its language directory, so paths print relative).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Hostile input for every built language backend: no input may crash a
 # backend (a crash takes a whole `codenib compile` down with it).  Covers
 # what makes libtree-sitter 0.20's 16-bit child counts overflow (long runs

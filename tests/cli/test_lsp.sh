@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # `codenib lsp`: the language server as an editor sees it -- a real process
 # on stdin/stdout with Content-Length framing, the log on stderr; usage
 # errors; broken framing; exit statuses.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The LSP-shaped skills (lsp_definition, lsp_references, lsp_route) and
 # codenib_context over the lsp-static provider, on copies of the graph
 # fixtures (tests/fixtures/graph/*.expected list their use sites: lines

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # `codenib mcp`: the MCP server as a client sees it -- a real process on
 # stdin/stdout, one JSON-RPC message a line, the log on stderr; usage
 # errors; what happens at the end of input and when stdout is gone.

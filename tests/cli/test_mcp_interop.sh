@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # `codenib mcp` driven by the official MCP TypeScript SDK's client
 # (tests/interop/mcp_client.mjs), installed outside the tree by
 # scripts/fetch-mcp-client.sh.  Skipped when it is not installed, unless

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # `codenib mcp` answering while tool calls run: tools/call on worker
 # threads (--workers), ping and tools/list answered at once,
 # notifications/cancelled stopping a running or queued call (and no

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # `codenib mcp --tools` and `--profile`: which of the server's own tools
 # (locate, read, grep, glob, bash) tools/list offers and tools/call runs;
 # unknown names refused, named.  And grep and glob in a git checkout leave

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The model-backed skills -- llm_rerank, crossencoder_rerank and
 # extract_keywords -- against the loopback OpenAI-compatible server
 # tests/llm/fake_openai: the exact requests they send (read back from the

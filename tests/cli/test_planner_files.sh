@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The offline planner's file-level signals: BM25 over each file's whole
 # text fused with the node ranking (file-bm25), and files whose first lines
 # say a tool generated them kept behind hand-written ones (generated);

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The offline planner's in-file function ranking (infile): once the
 # answer's files are chosen, their functions are ranked by BM25 among
 # themselves, so a function of the file the question names that matches

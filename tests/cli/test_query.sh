@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # `codenib query`: the localization contract, offline and with a model on a
 # loopback server; where the index comes from (compiled on first use, a
 # manifest, --no-compile); usage errors.

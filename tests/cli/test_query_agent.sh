@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # `codenib query` with a model, against the loopback server
 # tests/llm/fake_openai: the skills that call a model get the run's chat
 # model and, when one is configured, the rerank endpoint; a rerank that

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The bound of a tool result on the command line (issue #22): `codenib run`
 # and `codenib mcp` cut a result longer than --max-output (default 30000
 # bytes), say so with the offset of the next page, and the next page is

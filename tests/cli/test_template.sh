@@ -1,10 +1,13 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The SDK as a third party uses it: install codenib into a temporary
 # staging prefix, build the template skill out of tree against the
 # installed headers found with pkg-config, install it next to the installed
 # skills, and load and run it with the installed codenib.
 . "$CN_SRCDIR/tests/cli/lib.sh"
 unset CODENIB_SKILLS_PATH
+# the installed codenib must find its installed skills
+unset CODENIB_IGNORE_SYSTEM_DIRS
 
 stage=$TMPBASE/stage
 prefix=$(sed -n 's/^prefix=//p' "$CN_BUILDDIR/sdk/codenib-sdk.pc")
@@ -21,6 +24,14 @@ check "the built skill is installed with its package files" \
        -f "$inst/lib/codenib/skills/code_to_query/skill.md"
 check "no libtool .la file next to a skill" sh -c '! ls "$0"/lib/codenib/skills/*/*.la 2>/dev/null | grep -q .' "$inst"
 check "the template is installed" test -f "$inst/share/codenib/sdk/template/example_head.c"
+abi="$(pkg-config --variable=abi_major "$inst/lib/pkgconfig/codenib-sdk.pc").$(pkg-config --variable=abi_minor "$inst/lib/pkgconfig/codenib-sdk.pc")"
+check "the template declares the ABI of the SDK it came with ($abi)" \
+  grep -q "^abi: \"$abi\"$" "$inst/share/codenib/sdk/template/config.yaml"
+check "the pkg-config files name the skills and plugins directories" sh -c '
+  for pc in codenib codenib-sdk; do
+    [ "$(pkg-config --variable=skillsdir "$0/lib/pkgconfig/$pc.pc")" = "$1/lib/codenib/skills" ] &&
+    [ "$(pkg-config --variable=pluginsdir "$0/lib/pkgconfig/$pc.pc")" = "$1/lib/codenib/plugins" ] || exit 1
+  done' "$inst" "$prefix"
 
 # Build the template out of tree, in a copy, against the staged SDK.
 cp -R "$inst/share/codenib/sdk/template" "$TMPBASE/myskill"
@@ -34,6 +45,8 @@ ${MAKE:-make} -C "$TMPBASE/myskill" install >"$OUT" 2>"$ERR"; rc=$?
 check "make install puts it in the skills directory" test -f "$inst/lib/codenib/skills/example_head/example_head.so"
 
 CODENIB=$inst/bin/codenib
+cn skills test "$inst/lib/codenib/skills/example_head"
+check "skills test passes the installed template package with its two examples" out_has "5 passed, 0 failed"
 cn skills list --verbose
 check "the installed codenib lists the new skill" sh -c 'grep -q "^example_head .*installed" "$0"' "$OUT"
 check "and the skill built with codenib" sh -c 'grep -q "^code_to_query .*installed" "$0"' "$OUT"
@@ -54,7 +67,7 @@ cn run example_head --repo "$TMPBASE/repo" --args '{"path": "notes.txt", "start_
 check "past the end: a clear error" err_has "line 50 is past its end"
 
 # An SDK from an incompatible future: refused before the library is opened.
-sed 's/^abi: "1.0"/abi: "2.0"/' "$inst/lib/codenib/skills/example_head/config.yaml" > "$TMPBASE/cfg" &&
+sed 's/^abi: .*/abi: "2.0"/' "$inst/lib/codenib/skills/example_head/config.yaml" > "$TMPBASE/cfg" &&
   cp "$TMPBASE/cfg" "$inst/lib/codenib/skills/example_head/config.yaml"
 cn skills list
 check "an incompatible declared ABI is reported" out_has "declares skill ABI 2.0"

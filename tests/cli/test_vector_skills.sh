@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The vector index and the skills over it: `codenib compile --index
 # ...,vector` with embed-local (LSA learned from the repository) and
 # embed-openai (against the loopback server tests/llm/fake_openai), what it

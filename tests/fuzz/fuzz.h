@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shared by codenib's fuzz targets (tests/fuzz/fuzz_*.c).  Each target
  * defines LLVMFuzzerTestOneInput; it is linked either with libFuzzer
  * (`make fuzz-smoke`, clang) or with fuzz_replay.c, a main() that feeds it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The localization contract parser (core/agent/cn_contract.c) on any text a
  * model could answer.  Property: the canonical rendering of what was parsed
  * parses back to the same contract, so printing an answer never changes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Harness specs and compile tables (core/agent/cn_harness.c,
  * cn_compile_table.c) from any YAML or JSON.  Property: options that load
  * print as a mapping that loads again to the same options (the round trip

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The index readers (core/index: nodes, BM25, graph, parse records and
  * their shards, vector reuse) on files whose container is valid -- right
  * magic, version, sizes and checksum, which any bit flip already fails --

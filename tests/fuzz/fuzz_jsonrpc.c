@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* JSON-RPC as the servers receive it: the two framings (core/serve/
  * cn_frame.c) and every message through the MCP and LSP servers' handlers
  * (cn_mcp.c, cn_lsp.c, over a small repository made at start-up, nothing

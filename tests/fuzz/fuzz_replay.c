@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The driver of a fuzz target without libFuzzer: feeds it each file named
  * on the command line (directories: each file in them, sorted), one TAP
  * test point per file.  A broken property aborts the process, which the

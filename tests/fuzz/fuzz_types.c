@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Type hints and the coercion of model-supplied arguments
  * (core/plugin/cn_type_*.c).  The input is a hint, a NUL byte, and a JSON
  * value.  Properties: a hint that parses prints canonically (its text

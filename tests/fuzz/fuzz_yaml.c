@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The YAML reader (core/plugin/cn_yaml.c) and the config.yaml loader
  * (cn_meta.c) on any bytes: a package's config.yaml is written by whoever
  * ships the skill.  No property beyond "an error, not a crash": every

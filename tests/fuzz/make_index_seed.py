@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Turns real index files into a seed of the fuzz_index target.
 
     make_index_seed.py KIND INDEX_FILE [SHARD_FILE...] > seed

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Every fuzz target's seed corpus (tests/fuzz/corpus/<target>/, and the
 # contract parser's fixtures), replayed through the target without
 # libFuzzer: a broken property aborts, and the valgrind and ASan passes of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers for the hostile suite (tests/hostile/): repositories, caches and
 # replies built at test time by someone who wants codenib to run their code,
 # destroy a file, leak one, crash or hang.  Each test sources this file; it

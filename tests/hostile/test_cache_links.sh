@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # A cache directory with entries codenib did not make: generations, build
 # directories and the lock as symbolic links (or hard links) to files and
 # directories outside it, another user's generation.  Compile must neither

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Confinement that cannot be raced (issue #19, items 3 and 4).
 #  - read and grep, asked over MCP while a directory of the repository is
 #    swapped again and again for a symbolic link to a directory outside,

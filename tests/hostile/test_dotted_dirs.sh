@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Python files under directories whose names have dots (".conan/build.py",
 # "a.b.c/d.e/f.py", "v1.2.3/..."): a module name then has more dots than
 # its path has slashes.  The symbol graph once sized its table of module

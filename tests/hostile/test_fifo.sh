@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # FIFOs where codenib expects files: in the repository (where a compiled
 # file was, as a .gitignore git reads, untracked), in a skill directory.
 # Opening a FIFO waits for a writer that never comes: compile, status,

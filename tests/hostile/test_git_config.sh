@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # A cloned repository's .git/config, hooks and .gitattributes name commands
 # (an fsmonitor, clean/smudge/process filters, hooks, an external diff):
 # compile, status, query, skills list and run must run none of them, and an

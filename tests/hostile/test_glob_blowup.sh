@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # A glob pattern cannot hold the MCP server (issue #19, item 9): `**/`
 # repeated 28 times against a deep tree took 101 s with the backtracking
 # matcher, and the server answers one call at a time.  The matcher is now

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Huge lines (issue #19): a generated or minified file of one line of
 # megabytes is no reason to fail, to answer late, or to flood a client.
 # The compiler parses what is under its size limit and leaves the rest out,

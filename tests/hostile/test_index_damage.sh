@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # A damaged index: each of its files deleted, truncated or with a bit
 # flipped.  `status` must say it is damaged, naming the file (exit 3,
 # --json "damaged": true); `query` rebuilds it and answers as a fresh index

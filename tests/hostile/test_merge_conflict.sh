@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # A repository in the middle of a merge: git lists each conflicted file
 # once per stage (three times).  Each file is indexed once, and compiling
 # again and again while the conflict is being resolved works.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Model replies built to break codenib, served by the loopback server
 # tests/llm/fake_openai: members of the wrong type (tool_calls null, a
 # string, an object, a number; arguments that are not a string or not JSON;

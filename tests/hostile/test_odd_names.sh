@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Odd names and odd bytes: a repository whose file names hold a newline
 # followed by "Files: /etc/passwd.py", an ESC sequence, a tab, a C1 control
 # and bytes that are not UTF-8 (0xff, an overlong '/'), and whose files

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Re-compiles of a repository of thousands of files, with many parser
 # threads: the workers take over the previous build's records (unchanged
 # by their stamp, or by their content) while the others look records up in

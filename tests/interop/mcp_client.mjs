@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // codenib's MCP server driven by the official MCP TypeScript SDK's client
 // (@modelcontextprotocol/sdk, pinned in tests/interop/package.json): the
 // SDK checks every message against the protocol's schemas, so a server

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lang_dump: loads one language backend and prints, in a canonical text
  * form, every node and reference it emits for the given files:
  *

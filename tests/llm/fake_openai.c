@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fake_openai: a small OpenAI-compatible HTTP/1.1 server on 127.0.0.1 for
  * the tests of the model client and of the skills that use it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The agent loop against the real loopback server (tests/llm/fake_openai)
  * with the build tree's skills over a small compiled Python repository.
  * Each policy is observed in the request bodies the server logged: the

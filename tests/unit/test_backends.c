@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The backend loader (core/plugin/cn_backends.c): discovery from
  * plugin.yaml without opening libraries, one fixture per failure mode, and
  * a call into a loaded backend through its interface. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cn_beneath: repository paths opened beneath the root's descriptor, with
  * openat2 and with the component walk it falls back to: the same answers
  * both ways on files, directories, links (inside and out, on the way and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* BM25 index: scores checked against the formula on a hand-made corpus,
  * ranking and tie order, k and filter, builder rules, byte-identical
  * output, the reader's accessors, every kind of damaged file, and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* BM25 over groups of documents (cn_bm25_group_scores): a group scores as
  * the one document its members would make together, checked against an
  * index built of those concatenations; repeated query tokens count once;

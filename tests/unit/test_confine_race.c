@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Confinement against a race (issue #19, item 3): while a child process
  * swaps a directory of the repository for a symbolic link to a directory
  * outside and back (renameat2 RENAME_EXCHANGE: atomic, thousands of times

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The localization contract: golden model answers under
  * tests/fixtures/contract/ and targeted checks of each rule. */
 #include <dirent.h>

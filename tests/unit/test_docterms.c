@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* BM25 documents from term counts: the lines each node owns, and the same
  * index bytes as adding the documents' text. */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `codenib eval` scoring: the published dev-set numbers of the reference
  * scorer reproduced exactly, every metric checked against hand-computed
  * values on a small dataset (duplicates, empty levels, missing and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A commit's indexed files from a real bare mirror (cn_eval_tree.c) and a
  * query answer turned into a ranked prediction (cn_eval_convert.c).
  *

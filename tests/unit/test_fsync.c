@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Deferred fsync (cn_fsync_dir_begin / cn_fsync_defer / cn_fsync_dir_finish):
  * files written into a registered directory are in place at once and
  * synced by its thread; a failure is reported by finish, naming the file;

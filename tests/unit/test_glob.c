@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The glob matcher (core/util/cn_glob.c): the same answers as the
  * backtracking matcher it replaced (kept below as the reference, on
  * fnmatch), on a table of patterns and on many random ones, and a bounded

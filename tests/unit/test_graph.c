@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Symbol graph: resolution of hand-built Python and C records, both
  * directions, lookups by unresolved name and by position, determinism and
  * corruption handling. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* End to end: compile the fixture repositories of tests/fixtures/graph with
  * the real backends, open the index as skills see it (cn_host.index), and
  * compare every use-site edge with the expected listing; then the position

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The agent's support modules: token estimates and history trimming,
  * options and harness specs, trace, context ledger, run totals, compile
  * tables, the resource guard and the lsp_route startup context. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The host table handed to plugins: its layout fields, the JSON services,
  * the confined files service and context_require. */
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The model client against a real loopback server (tests/llm/fake_openai):
  * chat, tools and structured output passed through, configuration from
  * options and the environment, retries of transient failures only,

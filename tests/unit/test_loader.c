@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Plugin loading: every failure mode has its own fixture package, and each
  * must end FAILED (or DUPLICATE) with its own reason, without crashing, while
  * the healthy fixture loads and runs. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The LSP server in process (core/serve/cn_lsp.c): positions in UTF-16
  * and UTF-8, URIs, the lifecycle (initialize, shutdown, exit), and
  * definition, references and workspace symbols over a fixture repository

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The MCP server in process (core/serve/cn_mcp.c): JSON-RPC framing and validation,
  * the lifecycle, batches, tools/list and tools/call over a real fixture
  * repository with the real skills, and an index kept up to date with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Skill metadata: every config.yaml field, defaults, and errors that name
  * file:line:column and the field. */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Parameter resolution (defaults, overrides, model arguments, coercion,
  * the 1-based/0-based line boundary), result line conversion, and
  * cn_registry_invoke end to end through in-process skills. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The offline planner end to end: the fixture repositories of
  * tests/fixtures/planner compiled in process with the real Python backend,
  * the build tree's skills, fixed questions, and the rendered contract

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The offline planner's own signals, checked on a repository written by
  * the test: name matching (cn_pl_name_matches: fields, rarity, prose and
  * short words ignored, nested definitions left out, interactive output

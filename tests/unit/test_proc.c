@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Helpers run with a time limit (cn_proc_run): output and status, stdin on
  * /dev/null, a helper that overruns stopped with CN_ETIMEOUT naming it, too
  * much output refused; and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cn_query(), the public form of `codenib query`: where the index comes
  * from (exactly one source), and an offline answer with its contract. */
 #include <stdlib.h>

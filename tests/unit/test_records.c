@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Parse records (cn_records_write / cn_records_open / cn_records_match):
  * parsed files round-trip with their nodes, references and strings; files
  * left out for good (binary, undecodable, a backend's failure) round-trip

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Registry rules: in-process registration, allow/exclude, reserved tool
  * names, duplicates across the search path, typed contexts. */
 #include <stdlib.h>

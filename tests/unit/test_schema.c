@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* OpenAI function-calling schemas of skills, the tools list filtered by
  * allow/exclude, and the dataflow check between skills. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Seed extraction, the specificity test, the seed policy and the error
  * strings of a task text (core/agent/cn_seeds.c), with exact lists. */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Integration: compile a real code base present on every machine, the
  * Python standard library, and check counts and known symbols with their
  * exact line ranges.  Under valgrind (CN_VALGRIND=1) only the json and http

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cn_str_ranks and cn_rank_order: ranks agree with strcmp on inputs shaped
  * to hurt a string sort (long shared prefixes, one string a prefix of
  * another, bytes above 0x7f, runs of one byte, many repeats), interned and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Code-aware tokenizer: every rule of cn_tokenize.h with exact token lists
  * (tokens joined with spaces, in emission order). */
 #include <string.h>

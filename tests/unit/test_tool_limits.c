@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The bounds of what the MCP server's tools take and give (issue #22,
  * items 8 and 11), in process over a real fixture repository with the
  * real skills:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The agent's default tools read, grep, glob and bash on a temporary
  * repository: exact outputs, confinement against hostile paths, bounded
  * regular expressions, process-group kills and output caps. */

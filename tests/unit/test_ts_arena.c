@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The parse arena (plugins/common/cn_ts_arena.h): its blocks behave as
  * malloc's do, a parse in it gives the tree a parse with libc gives, past
  * its cap it hands out libc memory and says the tree must be deleted, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The tree-sitter crash guard (plugins/common/cn_ts_guard.h): its token
  * bound, and which inputs it watches -- small ones and large ones too
  * sparse in tokens are parsed plainly, dense large ones under the guard,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of core/plugin/cn_types.c: hint parsing, canonical text,
  * coercion of arguments, JSON schema and dataflow compatibility. */
 #include <stdint.h>

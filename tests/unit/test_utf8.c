@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* UTF-8 checks and scrubbing (core/util/cn_utf8.c) and the JSON text every
  * output goes through (core/plugin/cn_json_text.c). */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The embed-local and vec-flat backends, loaded from the build tree as the
  * core loads them: LSA finds the right topic for a query that shares no
  * word with the document, fits are reproducible byte for byte, the saved

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cn_watch (core/serve/cn_watch.c): which changes below a repository are
  * seen, which directories are left unwatched, and the limits. */
 #include <stdio.h>

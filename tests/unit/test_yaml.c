@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests for core/plugin/cn_yaml.c: scalar resolution, tags, anchors,
  * marks, every error message with its position, and hostile input. */
 #include "plugin/cn_yaml.h"

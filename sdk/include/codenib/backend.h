@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* codenib SDK: backend plugins -- embedders, vector stores and LSP
  * providers.
  *

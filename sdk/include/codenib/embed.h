@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* codenib SDK: the embedder interface (backend kind "embedder").
  *
  * An embedder maps texts to fixed-length vectors.  `codenib compile

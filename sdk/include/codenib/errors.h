@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* codenib SDK: error codes and the error record that crosses the plugin boundary.
  *
  * Every codenib function that can fail returns an int: 0 on success, one of

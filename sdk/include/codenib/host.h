@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* codenib SDK: the services a host hands to every plugin.
  *
  * A plugin needs no symbol from the codenib core: everything it may call

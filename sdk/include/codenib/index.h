@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* codenib SDK: compiled-index services for skills (cn_host.index).
  *
  * A skill whose context carries an index (cn_skill_context.index, checked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* codenib SDK: JSON values handed across the plugin boundary.
  *
  * A cn_json is an opaque value owned by the host.  Plugins build and read

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* codenib SDK: language backends.
  *
  * A language backend turns the source of one file into the nodes (classes,

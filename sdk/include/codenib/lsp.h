@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* codenib SDK: LSP-shaped navigation -- providers (backend kind "lsp")
  * and the service skills call (cn_host.lsp).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* codenib SDK: model services (cn_host.model) -- chat, embeddings and
  * rerank over OpenAI-compatible HTTP endpoints.
  *

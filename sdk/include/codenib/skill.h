@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* codenib SDK: the skill ABI.
  *
  * A skill package is a directory holding config.yaml (metadata), skill.md

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* codenib SDK: vector stores (backend kind "vector-store") and the vector
  * search service skills use (cn_host.vectors).
  *
