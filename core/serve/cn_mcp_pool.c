@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The MCP server's worker pool (see cn_mcp.h): tools/call requests (and
- * the first tools/list) queued by the reader and run on a few threads, every response written whole
- * under one lock, notifications/cancelled stopping the call it names. */
+ * the first tools/list) queued by the reader and run on a few threads,
+ * every response written whole under one lock, notifications/cancelled
+ * stopping the call it names. */
 #include "cn_mcp_internal.h"
 
 #include <stdio.h>
