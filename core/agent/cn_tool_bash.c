@@ -115,7 +115,7 @@ static void check_exit(run *r)
 }
 
 /* Runs until the shell exited and its output ended, or the deadline. */
-static int supervise(run *r, long timeout_ms)
+static int supervise(const cn_tools_config *c, run *r, long timeout_ms)
 {
     long long deadline = cn_tools__now_ms() + timeout_ms, grace_end = 0;
     int rc = 0;
@@ -129,7 +129,8 @@ static int supervise(run *r, long timeout_ms)
             if (now >= grace_end) break;
             if (grace_end < until) until = grace_end;
         }
-        if (now >= deadline) {
+        if (now >= deadline || (c->cancel != NULL && atomic_load(c->cancel))) {
+            /* a cancelled call is stopped as a late one is */
             r->timed_out = true;
             break;
         }
@@ -228,8 +229,9 @@ int cn_tools__bash(const cn_tools_config *c, json_object *args, char **output)
         cn_tools__out_free(&r.out);
         return rc;
     }
-    rc = supervise(&r, timeout_ms);
+    rc = supervise(c, &r, timeout_ms);
     stop_group(&r, &st);
+    if (r.timed_out && c->bash_timed_out != NULL) *c->bash_timed_out = true;
     if (r.fd >= 0) close(r.fd);
     if (rc == 0) {
         cn_buf note = CN_BUF_INIT;

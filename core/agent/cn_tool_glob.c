@@ -102,6 +102,30 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* In a git checkout, what the index's walk leaves out is left out here
+ * too: the files git ignores (nested .gitignore files, .git/info/exclude),
+ * from the same listing (cn_walk_git_paths).  files is sorted. */
+static int keep_git_listed(const cn_tools_config *c, cn_strv *files)
+{
+    cn_strv git = CN_STRV_INIT;
+    size_t k = 0;
+    int rc = cn_walk_git_paths(c->root, &git);
+
+    if (rc != 0) {
+        cn_strv_free(&git);
+        return rc == 1 ? 0 : rc;
+    }
+    for (size_t i = 0; i < files->len; i++) {
+        if (bsearch(&files->items[i], git.items, git.len, sizeof *git.items, cmp_str) != NULL)
+            files->items[k++] = files->items[i];
+        else
+            free(files->items[i]);
+    }
+    files->len = k;
+    cn_strv_free(&git);
+    return 0;
+}
+
 int cn_tools__list_files(const cn_tools_config *c, int rootfd, const char *dir, cn_strv *files,
                          bool *partial)
 {
@@ -113,6 +137,7 @@ int cn_tools__list_files(const cn_tools_config *c, int rootfd, const char *dir, 
     if (partial) *partial = l.partial;
     drop_odd_names(files);
     if (rc == 0 && files->len > 1) qsort(files->items, files->len, sizeof *files->items, cmp_str);
+    if (rc == 0) rc = keep_git_listed(c, files);
     return rc;
 }
 

@@ -202,13 +202,16 @@ int cn_tool_run(const cn_tools_config *c, const char *name, json_object *args, c
                             name, json_type_to_name(json_object_get_type(args)));
     if ((rc = check_known_args(name, args)) < 0) return rc;
     e = effective_config(c);
-    /* One deadline for the whole call: the MCP server answers one call
-     * at a time, so none may hold it for long. */
+    /* One deadline for the whole call: none may hold a worker of the
+     * MCP server for long. */
     e.deadline = cn_tools__now_ms() + e.call_timeout_ms;
     if (strcmp(name, "read") == 0) rc = cn_tools__read(&e, args, output);
     else if (strcmp(name, "grep") == 0) rc = cn_tools__grep(&e, args, output);
     else if (strcmp(name, "glob") == 0) rc = cn_tools__glob(&e, args, output);
     else rc = cn_tools__bash(&e, args, output);
+    /* a cancelled call answers nothing, whatever it found so far */
+    if (e.cancel != NULL && atomic_load(e.cancel))
+        rc = cn_error_set(CN_ECANCELED, "tool '%s': the call was cancelled", name);
     if (rc < 0) {
         free(*output);
         *output = NULL;
@@ -477,6 +480,7 @@ int cn_tools__is_dir(int rootfd, const char *rel)
 
 bool cn_tools__late(const cn_tools_config *c)
 {
+    if (c->cancel != NULL && atomic_load(c->cancel)) return true;
     return c->deadline > 0 && cn_tools__now_ms() > c->deadline;
 }
 

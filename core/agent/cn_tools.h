@@ -10,6 +10,7 @@
 #ifndef CN_TOOLS_H
 #define CN_TOOLS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -29,6 +30,14 @@ typedef struct cn_tools_config {
     size_t glob_cap;           /* default 200 paths */
     const char *bash_hint;     /* how an operator enables bash, quoted in the refusal;
                                 * default "'enable_bash: true' in the harness spec" */
+    /* set by a caller that can cancel a call from another thread (the MCP
+     * server), NULL otherwise: once *cancel is true, grep and glob stop
+     * as at their deadline and bash stops its process group; the call
+     * then fails with CN_ECANCELED */
+    const atomic_bool *cancel;
+    /* when not NULL, set to true when bash stopped a command at its time
+     * limit (the call itself succeeds, the status line says so) */
+    bool *bash_timed_out;
     long long deadline;        /* set by cn_tool_run for the call under way
                                 * (cn_tools__now_ms clock); callers leave it 0 */
 } cn_tools_config;
@@ -111,7 +120,7 @@ int cn_tools__open(int rootfd, const char *rel, int flags);
 /* 1 when plain path rel beneath rootfd is a directory, 0 when it is
  * something else, or cn_tools__open's error. */
 int cn_tools__is_dir(int rootfd, const char *rel);
-/* Whether this call's deadline has passed. */
+/* Whether this call's deadline has passed, or the call was cancelled. */
 bool cn_tools__late(const cn_tools_config *c);
 /* Whether the bytes look binary (a NUL in the first CN_TOOLS_BINARY_PROBE). */
 bool cn_tools__is_binary(const char *data, size_t len);
@@ -123,7 +132,9 @@ bool cn_tools__is_binary(const char *data, size_t len);
  * (which the index leaves out too).  The walk goes by descriptors from
  * rootfd, never through a path string again.  *partial (may be NULL) tells that
  * the call's deadline cut the walk short (the files found so far are
- * kept). */
+ * kept).  In a git checkout, the files git ignores (.gitignore files at
+ * any depth, .git/info/exclude) are left out as the index's walk leaves
+ * them out (cn_walk_git_paths). */
 int cn_tools__list_files(const cn_tools_config *c, int rootfd, const char *dir, cn_strv *files,
                          bool *partial);
 /* Milliseconds on the monotonic clock. */

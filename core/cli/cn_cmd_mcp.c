@@ -14,7 +14,8 @@ static void mcp_usage(FILE *f)
 {
     fputs("usage: codenib mcp [--repo DIR] [--cache-dir D] [--index LIST] [--skills A,B]\n"
           "                   [--no-compile] [--enable-bash] [--tool-timeout MS]\n"
-          "                   [--max-output N] [--quiet]\n"
+          "                   [--max-output N] [--tools LIST | --profile P]\n"
+          "                   [--workers N] [--quiet]\n"
           "\n"
           "Serves one repository to a coding agent over the Model Context Protocol, on\n"
           "standard input and output (one JSON-RPC message a line; the log goes to\n"
@@ -37,6 +38,15 @@ static void mcp_usage(FILE *f)
           "                 default 30000): a longer one keeps the first results that\n"
           "                 fit and says what it left out and how to get it (the\n"
           "                 offset of the next page, the arguments that narrow the call)\n"
+          "  --tools LIST   offer only these of the server's own tools, comma-separated:\n"
+          "                 locate, read, grep, glob, bash (bash also needs\n"
+          "                 --enable-bash); skills are chosen with --skills\n"
+          "  --profile P    full (the default: every tool) or skills-only (locate and\n"
+          "                 the skills, for a client with its own read, grep, glob and\n"
+          "                 shell)\n"
+          "  --workers N    tool calls run at once (default 4, 1 to 64); ping,\n"
+          "                 initialize and tools/list are answered while they run, and\n"
+          "                 notifications/cancelled stops the call it names\n"
           "  --quiet        no log on standard error\n"
           "  -h, --help     this text\n"
           "\n"
@@ -47,6 +57,11 @@ static void mcp_usage(FILE *f)
           "Exit status: 0 when standard input ends, 1 when the server cannot start or\n"
           "cannot write, 2 on a usage error.\n",
           f);
+}
+
+static int send_line(const char *line, void *out)
+{
+    return cn_frame_write_line(out, line);
 }
 
 static bool blank(const cn_buf *b)
@@ -64,6 +79,8 @@ int cn_cmd_mcp(int argc, char **argv)
     FILE *out;
     cn_cli_serve c = {NULL, NULL, NULL, false, false};
     bool ended = false;
+    const char *profile = NULL;
+    long workers = CN_MCP_WORKERS_DEFAULT;
     int rc;
 
     memset(&o, 0, sizeof o);
@@ -90,6 +107,18 @@ int cn_cmd_mcp(int argc, char **argv)
                 return cn_cli_usage_error("mcp", "--tool-timeout takes milliseconds from 1 to 3600000, "
                                                  "not '%s'", argv[i]);
             o.tool_timeout_ms = n;
+        } else if (strcmp(a, "--tools") == 0 && i + 1 < argc) {
+            o.tools = argv[++i];
+        } else if (strcmp(a, "--profile") == 0 && i + 1 < argc) {
+            profile = argv[++i];
+            if (strcmp(profile, "full") != 0 && strcmp(profile, "skills-only") != 0)
+                return cn_cli_usage_error("mcp", "--profile is full or skills-only, not '%s'", profile);
+        } else if (strcmp(a, "--workers") == 0 && i + 1 < argc) {
+            char *end;
+            workers = strtol(argv[++i], &end, 10);
+            if (argv[i][0] == '\0' || *end != '\0' || workers < 1 || workers > CN_MCP_WORKERS_MAX)
+                return cn_cli_usage_error("mcp", "--workers takes a number from 1 to %d, not '%s'",
+                                          CN_MCP_WORKERS_MAX, argv[i]);
         } else if (strcmp(a, "--max-output") == 0 && i + 1 < argc) {
             long n;
             if ((rc = cn_cli_max_output("mcp", argv[++i], &n)) != 0) return rc;
@@ -99,6 +128,10 @@ int cn_cmd_mcp(int argc, char **argv)
         }
     }
     if (c.indexes != NULL && (rc = cn_cli_check_indexes("mcp", c.indexes)) != 0) return rc;
+    if (profile != NULL && o.tools != NULL)
+        return cn_cli_usage_error("mcp", "--tools and --profile both choose the tools: give one");
+    /* skills-only: what a client with its own file and shell tools lacks */
+    if (profile != NULL && strcmp(profile, "skills-only") == 0) o.tools = CN_MCP_LOCATE;
     o.repo = c.repo ? c.repo : ".";
     o.cache_dir = c.cache_dir;
     o.indexes = c.indexes;
@@ -111,23 +144,27 @@ int cn_cmd_mcp(int argc, char **argv)
         cn_mcp_free(s);
         return cn_cli_fail();
     }
+    if (cn_mcp_start(s, (unsigned)workers, send_line, out) < 0) {
+        cn_mcp_free(s);
+        fclose(out);
+        return cn_cli_fail();
+    }
     if (!c.quiet) cn_cli_serve_log("serving on standard input and output", (void *)"mcp");
 
     while ((rc = cn_frame_read_line(stdin, CN_FRAME_MAX_MESSAGE, &line)) > 0) {
-        char *reply = NULL;
         if (rc == 2) {
-            reply = cn_strdup(CN_FRAME_TOO_LONG_REPLY);
-            rc = reply ? 0 : cn_error_set(CN_ENOMEM, "out of memory");
+            rc = cn_mcp_send(s, CN_FRAME_TOO_LONG_REPLY);
         } else if (blank(&line)) {
             continue;
         } else {
-            rc = cn_mcp_handle(s, line.data, line.len, &reply);
+            rc = cn_mcp_submit(s, line.data, line.len);
         }
-        if (rc == 0 && reply != NULL) rc = cn_frame_write_line(out, reply);
-        free(reply);
         if (rc < 0) break;
     }
     cn_buf_free(&line);
+    /* the end of input: the calls under way are answered first; the
+     * output gone: they are stopped */
+    if (cn_mcp_stop(s, rc < 0) < 0 && rc >= 0) rc = -1;
     cn_mcp_free(s);
     if (fclose(out) != 0 && rc >= 0) rc = cn_error_set(CN_EIO, "cannot write to standard output: %s", strerror(errno));
     if (rc < 0) return cn_cli_fail();

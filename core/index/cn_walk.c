@@ -233,21 +233,20 @@ static int consider(walk *w, const char *rel, int dfd, const char *name, bool di
     return 0;
 }
 
-/* `git ls-files` in root; 1 when root is not a git checkout, or git is
- * not there or fails (then the plain walk lists the files). */
-static int walk_git(walk *w)
+/* `git ls-files` in root, NUL-separated in *out; 1 when git is not there
+ * or fails (then a plain walk lists the files). */
+static int git_listing(const char *root, char **out, size_t *len)
 {
     /* root holds .git, so it is the work tree, whatever core.worktree in
      * the repository's config says */
-    char *work_tree = cn_strprintf("--work-tree=%s", w->root);
+    char *work_tree = cn_strprintf("--work-tree=%s", root);
     const char *args[] = {work_tree, "ls-files", "-z", "--cached", "--others", "--exclude-standard", NULL};
-    char *out = NULL;
-    const char *prev = NULL;
-    size_t len = 0;
     int status = -1, rc;
 
+    *out = NULL;
+    *len = 0;
     if (work_tree == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
-    rc = cn_git_capture(w->root, false, args, 0, &out, &len, &status);
+    rc = cn_git_capture(root, false, args, 0, out, len, &status);
     free(work_tree);
     if (rc < 0) {
         if (cn_error_last()->code == CN_ENOMEM) return CN_ENOMEM;
@@ -258,9 +257,23 @@ static int walk_git(walk *w)
         return 1;
     }
     if (status != 0) {
-        free(out);
+        free(*out);
+        *out = NULL;
         return 1;
     }
+    return 0;
+}
+
+/* `git ls-files` in root; 1 when root is not a git checkout, or git is
+ * not there or fails (then the plain walk lists the files). */
+static int walk_git(walk *w)
+{
+    char *out = NULL;
+    const char *prev = NULL;
+    size_t len = 0;
+    int rc = git_listing(w->root, &out, &len);
+
+    if (rc != 0) return rc;
     w->stats->used_git = true;
     rc = 0;
     for (size_t i = 0; i < len && rc == 0;) {
@@ -424,6 +437,31 @@ int cn_walk(const char *root, const cn_walk_opts *opts, cn_walk_file **files, si
     *files = w.files;
     *n = w.n;
     return 0;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int cn_walk_git_paths(const char *root, cn_strv *paths)
+{
+    struct stat st;
+    char *dotgit = cn_path_join(root, ".git"), *out = NULL;
+    size_t len = 0;
+    int rc;
+
+    if (dotgit == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
+    rc = stat(dotgit, &st) == 0 ? git_listing(root, &out, &len) : 1;
+    free(dotgit);
+    for (size_t i = 0; rc == 0 && i < len;) {
+        size_t n = strnlen(out + i, len - i);
+        if (n > 0 && cn_strv_push(paths, out + i) < 0) rc = CN_ENOMEM;
+        i += n + 1;
+    }
+    free(out);
+    if (rc == 0 && paths->len > 1) qsort(paths->items, paths->len, sizeof *paths->items, str_cmp);
+    return rc;
 }
 
 void cn_walk_free(cn_walk_file *files, size_t n)

@@ -52,6 +52,14 @@ int cn_walk(const char *root, const cn_walk_opts *opts, cn_walk_file **files, si
             cn_walk_stats *stats);
 void cn_walk_free(cn_walk_file *files, size_t n);
 
+/* The paths the walk takes from git in a git checkout `root` (tracked,
+ * and untracked but not ignored by .gitignore files at any depth,
+ * and .git/info/exclude), sorted with strcmp,
+ * appended to *paths: 0, or 1 when root is not a git checkout or git
+ * cannot list it (nothing appended), or CN_ENOMEM.  The agent's grep and
+ * glob leave out what this leaves out. */
+int cn_walk_git_paths(const char *root, cn_strv *paths);
+
 /* The directory names excluded by default (NULL-terminated). */
 extern const char *const cn_walk_default_excludes[];
 /* Whether a repository-relative path names a test file: a directory

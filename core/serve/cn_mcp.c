@@ -26,6 +26,53 @@ static const char instructions[] =
 
 /* ---- the server ---------------------------------------------------------- */
 
+static const struct {
+    const char *name;
+    unsigned bit;
+} own_tools[] = {
+    {CN_MCP_LOCATE, CN_MCP_T_LOCATE}, {"read", CN_MCP_T_READ}, {"grep", CN_MCP_T_GREP},
+    {"glob", CN_MCP_T_GLOB},          {"bash", CN_MCP_T_BASH},
+};
+
+/* The --tools list as CN_MCP_T_* bits; every unknown name is named in
+ * the error (a skill's name, with where skills are chosen). */
+static int parse_tools(cn_mcp *s, const char *list, bool bash_enabled, unsigned *out)
+{
+    cn_strv names = CN_STRV_INIT;
+    cn_buf bad = CN_BUF_INIT;
+    bool skill_named = false;
+    unsigned bits = 0;
+    int rc;
+
+    if ((rc = cn_strv_split(&names, list, ',')) < 0) return rc;
+    for (size_t i = 0; i < names.len; i++) {
+        const char *n = names.items[i];
+        size_t k = 0;
+        while (n[0] == ' ') n++;
+        for (; k < sizeof own_tools / sizeof own_tools[0]; k++)
+            if (strcmp(n, own_tools[k].name) == 0) break;
+        if (k < sizeof own_tools / sizeof own_tools[0]) {
+            bits |= own_tools[k].bit;
+            continue;
+        }
+        if (n[0] == '\0') continue;
+        if (cn_registry_find(s->sv.reg, n) != NULL) skill_named = true;
+        cn_buf_printf(&bad, "%s'%s'", bad.len ? ", " : "", n);
+    }
+    cn_strv_free(&names);
+    if (bad.oom) rc = cn_error_set(CN_ENOMEM, "out of memory");
+    else if (bad.len > 0)
+        rc = cn_error_set(CN_EINVAL, "--tools: unknown tool %s (the server's own tools are %s%s)", bad.data,
+                          CN_MCP_OWN_TOOLS, skill_named ? "; skills are chosen with --skills" : "");
+    else if ((bits & CN_MCP_T_BASH) && !bash_enabled)
+        rc = cn_error_set(CN_EINVAL, "--tools names bash, which is offered only with --enable-bash");
+    else if (bits == 0)
+        rc = cn_error_set(CN_EINVAL, "--tools names no tool (the server's own tools are %s)", CN_MCP_OWN_TOOLS);
+    cn_buf_free(&bad);
+    *out = bits;
+    return rc;
+}
+
 int cn_mcp_new(const cn_mcp_options *o, cn_mcp **out)
 {
     /* the default tools' names and locate are the server's own: a skill
@@ -55,6 +102,14 @@ int cn_mcp_new(const cn_mcp_options *o, cn_mcp **out)
     /* one bound for every result: skills, locate and the default tools */
     s->tools.output_cap = o->max_output > 0 ? o->max_output : CN_RESULT_CAP_DEFAULT;
     s->tools.bash_hint = "`codenib mcp --enable-bash`";
+    s->offered = CN_MCP_T_LOCATE | CN_MCP_T_READ | CN_MCP_T_GREP | CN_MCP_T_GLOB | (o->enable_bash ? CN_MCP_T_BASH : 0);
+    if (o->tools != NULL && parse_tools(s, o->tools, o->enable_bash, &s->offered) < 0) {
+        cn_served_close(&s->sv);
+        free(s);
+        return cn_error_last()->code;
+    }
+    pthread_mutex_init(&s->served_mu, NULL);
+    pthread_mutex_init(&s->cache_mu, NULL);
     *out = s;
     return 0;
 }
@@ -62,7 +117,11 @@ int cn_mcp_new(const cn_mcp_options *o, cn_mcp **out)
 void cn_mcp_free(cn_mcp *s)
 {
     if (s == NULL) return;
+    cn_mcp_stop(s, true);
     cn_served_close(&s->sv);
+    pthread_mutex_destroy(&s->served_mu);
+    pthread_mutex_destroy(&s->cache_mu);
+    free(s->list_cache);
     free(s);
 }
 
@@ -104,18 +163,24 @@ static int initialize(cn_mcp *s, json_object *params, json_object **out, cn_rpc_
     return 0;
 }
 
-static int handler(void *ctx, const char *method, json_object *params, bool notification, json_object **r,
-                   cn_rpc_fault *f)
+int cn_mcp__handler(void *ctx, const char *method, json_object *params, bool notification, json_object **r,
+                    cn_rpc_fault *f)
 {
-    cn_mcp *s = ctx;
+    cn_mcp_call *c = ctx;
+    cn_mcp *s = c->s;
     *r = NULL;
-    /* notifications (initialized, cancelled, ...) need nothing done:
-     * calls are answered one at a time, so none can be cancelled midway */
-    if (notification) return 0;
+    if (notification) {
+        /* the others (initialized, progress, ...) need nothing done */
+        json_object *id = NULL;
+        if (strcmp(method, "notifications/cancelled") == 0 && json_object_object_get_ex(params, "requestId", &id) &&
+            (json_object_is_type(id, json_type_string) || json_object_is_type(id, json_type_int)))
+            cn_mcp__cancel(s, json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN));
+        return 0;
+    }
     if (strcmp(method, "initialize") == 0) return initialize(s, params, r, f);
     if (strcmp(method, "ping") == 0) return (*r = json_object_new_object()) ? 0 : CN_ENOMEM;
     if (strcmp(method, "tools/list") == 0) return (*r = cn_mcp__tools_list(s)) ? 0 : CN_ENOMEM;
-    if (strcmp(method, "tools/call") == 0) return cn_mcp__tools_call(s, params, r, f);
+    if (strcmp(method, "tools/call") == 0) return cn_mcp__tools_call(s, params, c->cancel, r, f);
     return cn_rpc_fault_set(f, CN_RPC_METHOD_NOT_FOUND,
                             "method '%s' is not served here (codenib serves initialize, ping, tools/list "
                             "and tools/call)",
@@ -124,5 +189,6 @@ static int handler(void *ctx, const char *method, json_object *params, bool noti
 
 int cn_mcp_handle(cn_mcp *s, const char *msg, size_t len, char **response)
 {
-    return cn_rpc_handle(msg, len, true, handler, s, response);
+    cn_mcp_call c = {s, NULL};
+    return cn_rpc_handle(msg, len, true, cn_mcp__handler, &c, response);
 }

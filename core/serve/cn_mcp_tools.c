@@ -81,7 +81,19 @@ static json_object *locate_tool(void)
     return t;
 }
 
-json_object *cn_mcp__tools_list(cn_mcp *s)
+/* The CN_MCP_T_* bit of one of the server's own tools, 0 for a skill. */
+static unsigned own_bit(const char *name)
+{
+    if (strcmp(name, CN_MCP_LOCATE) == 0) return CN_MCP_T_LOCATE;
+    if (strcmp(name, "read") == 0) return CN_MCP_T_READ;
+    if (strcmp(name, "grep") == 0) return CN_MCP_T_GREP;
+    if (strcmp(name, "glob") == 0) return CN_MCP_T_GLOB;
+    if (strcmp(name, "bash") == 0) return CN_MCP_T_BASH;
+    return 0;
+}
+
+/* The list, with served_mu held. */
+static json_object *tools_list_locked(cn_mcp *s)
 {
     json_object *list = json_object_new_array(), *skills, *out;
     int rc = list ? 0 : CN_ENOMEM;
@@ -93,9 +105,9 @@ json_object *cn_mcp__tools_list(cn_mcp *s)
         cn_served_log(&s->sv, "%s", cn_error_last()->message);
         cn_error_clear();
     }
-    if (rc == 0) rc = add_tool(list, locate_tool(), true);
+    if (rc == 0 && (s->offered & CN_MCP_T_LOCATE)) rc = add_tool(list, locate_tool(), true);
     for (size_t i = 0; rc == 0 && cn_default_tool_names[i]; i++)
-        if (strcmp(cn_default_tool_names[i], "bash") != 0 || s->tools.bash_enabled)
+        if (s->offered & own_bit(cn_default_tool_names[i]))
             rc = add_tool(list, cn_tools_schema(&s->tools, cn_default_tool_names[i]),
                           strcmp(cn_default_tool_names[i], "bash") != 0);
     skills = rc == 0 ? cn_registry_tools(s->sv.reg, NULL, &s->sv.excluded) : NULL;
@@ -107,6 +119,31 @@ json_object *cn_mcp__tools_list(cn_mcp *s)
         return NULL;
     }
     json_object_object_add(out, "tools", list);
+    return out;
+}
+
+json_object *cn_mcp__tools_list(cn_mcp *s)
+{
+    json_object *out = NULL;
+    char *text;
+
+    /* A skill running on the index holds it (and may for seconds): the
+     * list is then the one made last, so that it is answered at once. */
+    if (pthread_mutex_trylock(&s->served_mu) != 0) {
+        pthread_mutex_lock(&s->cache_mu);
+        if (s->list_cache != NULL) out = json_tokener_parse(s->list_cache);
+        pthread_mutex_unlock(&s->cache_mu);
+        if (out != NULL) return out;
+        pthread_mutex_lock(&s->served_mu);
+    }
+    out = tools_list_locked(s);
+    pthread_mutex_unlock(&s->served_mu);
+    if (out != NULL && (text = cn_strdup(json_object_to_json_string_ext(out, JSON_C_TO_STRING_PLAIN))) != NULL) {
+        pthread_mutex_lock(&s->cache_mu);
+        free(s->list_cache);
+        s->list_cache = text;
+        pthread_mutex_unlock(&s->cache_mu);
+    }
     return out;
 }
 
@@ -229,21 +266,34 @@ static int call_skill(cn_mcp *s, const cn_skill_entry *e, json_object *args, jso
     return *result ? 0 : CN_ENOMEM;
 }
 
-static int call_default_tool(cn_mcp *s, const char *name, json_object *args, json_object **result)
+/* Runs on the caller's thread without served_mu: the default tools read
+ * the repository's files, not its index. */
+static int call_default_tool(cn_mcp *s, const char *name, json_object *args, const atomic_bool *cancel,
+                             json_object **result)
 {
+    cn_tools_config c = s->tools;
+    bool timed_out = false;
     char *text = NULL;
-    if (cn_tool_run(&s->tools, name, args, &text) < 0) return (*result = failed()) ? 0 : CN_ENOMEM;
-    *result = call_result(text, false);
+    c.cancel = cancel;
+    c.bash_timed_out = &timed_out;
+    if (cn_tool_run(&c, name, args, &text) < 0) return (*result = failed()) ? 0 : CN_ENOMEM;
+    /* a command stopped at its time limit did not do its job: the output
+     * so far, with the status line that says so, is an error */
+    *result = call_result(text, timed_out);
     free(text);
     return *result ? 0 : CN_ENOMEM;
 }
 
-static int dispatch_call(cn_mcp *s, const char *n, json_object *args, json_object **result, cn_rpc_fault *f)
+/* locate and the skills, with served_mu held */
+static int dispatch_locked(cn_mcp *s, const char *n, json_object *args, const atomic_bool *cancel,
+                           json_object **result, cn_rpc_fault *f)
 {
     const cn_skill_entry *e;
+    /* cancelled while it waited for the index: it never starts (a skill
+     * that runs cannot be stopped midway, its answer is dropped) */
+    if (cancel != NULL && atomic_load(cancel))
+        return (*result = call_result("the call was cancelled", true)) ? 0 : CN_ENOMEM;
     if (strcmp(n, CN_MCP_LOCATE) == 0) return call_locate(s, args, result);
-    /* bash too: refused with how to enable it, which says more than "unknown" */
-    if (cn_tool_is_default(n)) return call_default_tool(s, n, args, result);
     e = cn_registry_find(s->sv.reg, n);
     if (e == NULL || e->state == CN_STATE_DUPLICATE)
         return cn_rpc_fault_set(f, CN_RPC_INVALID_PARAMS, "there is no tool '%s' (tools/list names them)", n);
@@ -254,7 +304,25 @@ static int dispatch_call(cn_mcp *s, const char *n, json_object *args, json_objec
     return call_skill(s, e, args, result);
 }
 
-int cn_mcp__tools_call(cn_mcp *s, json_object *params, json_object **result, cn_rpc_fault *f)
+static int dispatch_call(cn_mcp *s, const char *n, json_object *args, const atomic_bool *cancel,
+                         json_object **result, cn_rpc_fault *f)
+{
+    unsigned bit = own_bit(n);
+    int rc;
+    /* bash while disabled: refused with how to enable it, which says more
+     * than "unknown" */
+    if (bit != 0 && !(s->offered & bit) && (bit != CN_MCP_T_BASH || s->tools.bash_enabled))
+        return cn_rpc_fault_set(f, CN_RPC_INVALID_PARAMS,
+                                "tool '%s' is not offered by this server (--tools, --profile)", n);
+    if (cn_tool_is_default(n)) return call_default_tool(s, n, args, cancel, result);
+    pthread_mutex_lock(&s->served_mu);
+    rc = dispatch_locked(s, n, args, cancel, result, f);
+    pthread_mutex_unlock(&s->served_mu);
+    return rc;
+}
+
+int cn_mcp__tools_call(cn_mcp *s, json_object *params, const atomic_bool *cancel, json_object **result,
+                       cn_rpc_fault *f)
 {
     json_object *name = NULL, *args = NULL, *empty = NULL;
     const char *n;
@@ -268,7 +336,7 @@ int cn_mcp__tools_call(cn_mcp *s, json_object *params, json_object **result, cn_
         !json_object_is_type(args, json_type_object))
         return cn_rpc_fault_set(f, CN_RPC_INVALID_PARAMS, "%s: params.arguments must be an object", n);
     if (args == NULL && (args = empty = json_object_new_object()) == NULL) return CN_ENOMEM;
-    rc = dispatch_call(s, n, args, result, f);
+    rc = dispatch_call(s, n, args, cancel, result, f);
     json_object_put(empty);
     return rc;
 }

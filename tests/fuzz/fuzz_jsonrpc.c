@@ -132,7 +132,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         cn_lsp_free(s);
     } else {
-        cn_mcp_options o = {repo, cache, NULL, NULL, true, false, NULL, NULL, 0, 0};
+        cn_mcp_options o = {.repo = repo, .cache_dir = cache, .no_compile = true};
         cn_mcp *s = NULL;
         FUZZ_CHECK(mode != 0 || cn_mcp_new(&o, &s) == 0, "the MCP server does not start: %s", cn_error_last()->message);
         while ((rc = cn_frame_read_line(in, 4096, &msg)) > 0) {

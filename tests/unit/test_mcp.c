@@ -360,6 +360,90 @@ static void test_options(const char *repo, const char *cache)
     srv = NULL;
 }
 
+/* ---- the worker pool ------------------------------------------------------ */
+
+typedef struct sink {
+    cn_buf lines;              /* every response, a line each */
+    int fail_after;            /* sends that succeed before one fails; -1: never */
+    int sent;
+} sink;
+
+static int sink_send(const char *line, void *data)
+{
+    sink *k = data;
+    if (k->fail_after >= 0 && k->sent >= k->fail_after) return cn_error_set(CN_EIO, "the sink is full");
+    k->sent++;
+    cn_buf_printf(&k->lines, "%s\n", line);
+    return 0;
+}
+
+static void test_pool(const char *repo, const char *cache)
+{
+    cn_mcp_options o;
+    cn_mcp *s = NULL;
+    sink k = {CN_BUF_INIT, -1, 0};
+    static const char grep_call[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":\"g\",\"method\":\"tools/call\",\"params\":{\"name\":\"grep\","
+        "\"arguments\":{\"pattern\":\"def _check\"}}}";
+    static const char ping[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}";
+    static const char list[] = "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}";
+    static const char cancel_g[] =
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"g\"}}";
+
+    memset(&o, 0, sizeof o);
+    o.repo = repo;
+    o.cache_dir = cache;
+    if (cn_mcp_new(&o, &s) < 0) {
+        ok(0, "pool: server created");
+        return;
+    }
+    ok(cn_mcp_submit(s, ping, strlen(ping)) == CN_EINVAL, "pool: submit before start is refused");
+    ok(cn_mcp_start(s, 0, sink_send, &k) == CN_EINVAL, "pool: 0 workers refused");
+    ok(cn_mcp_start(s, 3, sink_send, &k) == 0, "pool: 3 workers started");
+    {
+        int queued = 0;
+        for (int i = 0; i < 8; i++) queued += cn_mcp_submit(s, grep_call, strlen(grep_call)) == 0;
+        is_int(queued, 8, "pool: eight grep calls queued");
+    }
+    ok(cn_mcp_submit(s, ping, strlen(ping)) == 0, "pool: ping answered");
+    ok(cn_mcp_submit(s, list, strlen(list)) == 0, "pool: tools/list handed over");
+    ok(cn_mcp_stop(s, false) == 0, "pool: stopped, every call answered");
+    {
+        int g = 0, lines = 0, whole = 1;
+        for (char *p = k.lines.data, *nl; p && (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+            json_object *j;
+            *nl = '\0';
+            lines++;
+            if ((j = json_tokener_parse(p)) == NULL) whole = 0;
+            if (strstr(p, "\"id\":\"g\"") && strstr(p, "pkg/pool.py")) g++;
+            json_object_put(j);
+            *nl = '\n';
+        }
+        is_int(lines, 10, "pool: ten responses (8 grep, ping, tools/list)");
+        is_int(g, 8, "pool: every grep answered with its matches");
+        ok(whole, "pool: each response a whole JSON line");
+    }
+    /* cancelled while queued behind a busy worker: never answered */
+    k.lines.len = 0;
+    k.sent = 0;
+    ok(cn_mcp_start(s, 1, sink_send, &k) == 0, "pool: restarted with 1 worker");
+    for (int i = 0; i < 4; i++) cn_mcp_submit(s, grep_call, strlen(grep_call));
+    ok(cn_mcp_submit(s, cancel_g, strlen(cancel_g)) == 0, "pool: a cancellation takes no response");
+    ok(cn_mcp_stop(s, false) == 0, "pool: stopped");
+    ok(k.sent <= 1, "pool: the cancelled calls were not answered (at most the one already running)");
+    /* the transport gone: the next submit says so */
+    k.lines.len = 0;
+    k.sent = 0;
+    k.fail_after = 0;
+    ok(cn_mcp_start(s, 2, sink_send, &k) == 0, "pool: started on a failing transport");
+    cn_mcp_submit(s, ping, strlen(ping));
+    ok(cn_mcp_submit(s, ping, strlen(ping)) == CN_EIO, "pool: a failed send is returned to the reader");
+    has_str(cn_error_last()->message, "the sink is full", "... with its message");
+    cn_error_clear();
+    cn_mcp_free(s);   /* stops the pool */
+    cn_buf_free(&k.lines);
+}
+
 int main(void)
 {
     const char *b = getenv("CN_BUILDDIR"), *s = getenv("CN_SRCDIR");
@@ -399,6 +483,7 @@ int main(void)
         test_tools(repo);
         cn_mcp_free(srv);
         test_options(repo, cache);
+        test_pool(repo, cache);
     }
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (system(cmd) != 0) diag("could not remove %s", tmp);

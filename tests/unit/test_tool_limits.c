@@ -221,8 +221,8 @@ static void test_default_tool_args(void)
 
     /* bash's timeout: honoured below the server's limit, refused past it */
     r = call("bash", "{\"command\":\"sleep 20\",\"timeout\":300}");
-    ok(is_error(r) == 0 && text_of(r) && strstr(text_of(r), "timed out after 300 ms") != NULL,
-       "bash: timeout 300 stops a 20 s command after 300 ms");
+    ok(is_error(r) == 1 && text_of(r) && strstr(text_of(r), "timed out after 300 ms") != NULL,
+       "bash: timeout 300 stops a 20 s command after 300 ms, and the timed-out call is isError");
     json_object_put(r);
     r = call("bash", "{\"command\":\"echo hi\",\"timeout\":3600000}");
     ok(is_error(r) == 1 && strstr(text_of(r), "at most 30000") != NULL,
