@@ -156,6 +156,21 @@ static void test_search_path(void)
     }
     setenv("CODENIB_SKILLS_PATH", env, 1);
 
+    /* make check sets CODENIB_IGNORE_SYSTEM_DIRS: with it the installed
+     * directory is left out */
+    setenv("CODENIB_IGNORE_SYSTEM_DIRS", "1", 1);
+    is_int(cn_registry_search_path(&dirs, &labels), 0, "search path without the system directories");
+    {
+        bool installed = false;
+        for (size_t k = 0; k < labels.len; k++)
+            if (strncmp(labels.items[k], "installed", 9) == 0) installed = true;
+        ok(!installed && labels.len >= 3 && strcmp(labels.items[labels.len - 1], "user") == 0,
+           "CODENIB_IGNORE_SYSTEM_DIRS=1 leaves the installed directory out, keeps the user's");
+    }
+    cn_strv_free(&dirs);
+    cn_strv_free(&labels);
+    setenv("CODENIB_IGNORE_SYSTEM_DIRS", "0", 1);
+
     is_int(cn_registry_search_path(&dirs, &labels), 0, "search path computed");
     {
         size_t i = 0;
