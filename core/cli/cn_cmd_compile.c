@@ -22,7 +22,9 @@ static void compile_usage(FILE *f)
           "\n"
           "  --languages L,...     only these languages (default: every language with a backend)\n"
           "  --index I,...         indexes to build besides the nodes: bm25, graph, vector\n"
-          "                        (default: bm25,graph; vector embeds every node's text)\n"
+          "                        (default: those the index recorded when it was last\n"
+          "                        compiled, else bm25,graph; vector embeds every node's\n"
+          "                        text; --index bm25,graph drops recorded vectors)\n"
           "  --exclude-dir D       skip directories named D (a glob) or the repository path D\n"
           "                        (with a '/'); repeatable; recorded in the manifest\n"
           "  --no-default-excludes also index what is skipped by default (build outputs,\n"
@@ -46,6 +48,10 @@ static void compile_usage(FILE *f)
           "                        never written to the index)\n"
           "  --vector-store ID     vector-store backend (default vec-flat: exact search)\n"
           "  --vector-precision P  how the store keeps vectors: f32, f16 or int8\n"
+          "The manifest records the embedder, store and their options (never a key): a\n"
+          "later compile, and the recompiles of `query` and `mcp`, reuse them unless an\n"
+          "option says otherwise (an embedder's configuration and a store's precision\n"
+          "are kept only with the same embedder or store).\n"
           "A compile embeds again only the nodes whose text changed when the embedder has\n"
           "no learned state (embed-openai); embed-local is refitted on the whole repository.\n",
           f);
