@@ -240,6 +240,7 @@ int cn_cmd_compile(int argc, char **argv)
         json_object *out = json_object_new_object();
         json_object_object_add(out, "index_dir", json_object_new_string(res.index_dir));
         json_object_object_add(out, "seconds", json_object_new_double(res.seconds));
+        json_object_object_add(out, "options_recorded", json_object_new_boolean(res.options_recorded));
         {
             static const char *const names[] = {"lock",  "walk",    "parse",  "nodes",
                                                 "bm25",  "graph",   "vectors", "publish"};
@@ -315,6 +316,11 @@ int cn_cmd_compile(int argc, char **argv)
         if (res.has_vectors)
             printf("  vectors: %u, %zu dimensions, by %s (%zu embedded, %zu reused)\n", res.vectors.count,
                    res.vectors.dim, res.vectors.model_id, res.vectors.embedded, res.vectors.reused);
+        if (res.options_recorded)
+            printf("  options: as the previous compile recorded them (%s%s; --index and the vector\n"
+                   "           options override)\n",
+                   res.has_vectors ? "vectors by " : "no vectors",
+                   res.has_vectors ? res.vectors.builder : "");
         printf("  languages:");
         json_object_object_foreach(langs, lname, linfo)
             printf(" %s (%lld)", lname, (long long)json_object_get_int64(int_of(linfo, "files")));

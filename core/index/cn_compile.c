@@ -817,6 +817,7 @@ int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
         return rc;
     }
     rc = compile_resolved(&eff, res);
+    if (rc == 0) res->options_recorded = keep.reused_indexes || keep.reused_vectors;
     cn_compile_recorded_free(&keep);
     return rc;
 }

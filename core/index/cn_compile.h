@@ -68,6 +68,8 @@ typedef struct cn_compile_result {
     double stage_seconds[CN_STAGE_PUBLISH + 1];  /* wall time per stage */
     bool bm25_updated;             /* BM25 merged from the previous build's, not rebuilt */
     bool graph_updated;            /* the graph took the unchanged files' edges from the previous one */
+    bool options_recorded;         /* indexes or vector backends came from the previous
+                                      build's record (no option said otherwise) */
     bool graph_patched;            /* ... and was its sections, the changed files' lines moved
                                       (their edges were otherwise the same) */
 } cn_compile_result;

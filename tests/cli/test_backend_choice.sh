@@ -52,9 +52,10 @@ check "the vectors are the test embedder's" test "$(model)" = "fixture/counts-3"
 
 # ---- a plain compile -----------------------------------------------------------
 echo "    return 0" >> "$repo/shop/cart.py"
-cn compile "$repo" --cache-dir "$cache" --quiet
+cn compile "$repo" --cache-dir "$cache"
 check "a plain compile exits 0" rc_is 0
 check "and keeps the recorded choice" test "$(choice)" = "$chosen"
+check "saying so" out_has "options: as the previous compile recorded them (vectors by fxb-good+vec-flat"
 check "the vectors are still the test embedder's" test "$(model)" = "fixture/counts-3"
 check "with the recorded precision" sh -c 'sed -n "/\"store_config\"/,/}/p" "$0" | grep -q "\"precision\": \"f16\""' "$vjson"
 cn compile "$repo" --cache-dir "$cache" --rebuild --quiet
@@ -84,6 +85,8 @@ check "the vectors are the test embedder's" test "$(model)" = "fixture/counts-3"
 # ---- an option given overrides the record ----------------------------------------
 cn compile "$repo" --cache-dir "$cache" --index bm25,graph,vector --vector-precision f32 --quiet
 check "--vector-precision f32 replaces the recorded f16, the embedder stays" test "$rc:$(choice)" = "0:nodes,bm25,graph,vector fxb-good vec-flat f32"
+cn compile "$repo" --cache-dir "$TMPBASE/fresh" --json
+check "a first compile records the defaults, taking nothing from a record" sh -c '[ '"$rc"' -eq 0 ] && grep -q "\"options_recorded\": false" "$0"' "$OUT"
 cn compile "$repo" --cache-dir "$cache" --index bm25,graph,vector --embedder embed-local --embedder-config '{"dim": 2}' --quiet
 check "--embedder embed-local replaces the recorded embedder" test "$rc:$(choice)" = "0:nodes,bm25,graph,vector embed-local vec-flat f32"
 check "(its vectors)" test "$(model)" = "embed-local/lsa-2"
