@@ -26,7 +26,9 @@ static void compile_usage(FILE *f)
           "\n"
           "  --languages L,...     only these languages (default: every language with a backend)\n"
           "  --index I,...         indexes to build besides the nodes: bm25, graph, vector\n"
-          "                        (default: bm25,graph; vector embeds every node's text)\n"
+          "                        (default: those the index recorded when it was last\n"
+          "                        compiled, else bm25,graph; vector embeds every node's\n"
+          "                        text; --index bm25,graph drops recorded vectors)\n"
           "  --exclude-dir D       skip directories named D (a glob) or the repository path D\n"
           "                        (with a '/'); repeatable; recorded in the manifest\n"
           "  --no-default-excludes also index what is skipped by default (build outputs,\n"
@@ -50,6 +52,10 @@ static void compile_usage(FILE *f)
           "                        never written to the index)\n"
           "  --vector-store ID     vector-store backend (default vec-flat: exact search)\n"
           "  --vector-precision P  how the store keeps vectors: f32, f16 or int8\n"
+          "The manifest records the embedder, store and their options (never a key): a\n"
+          "later compile, and the recompiles of `query` and `mcp`, reuse them unless an\n"
+          "option says otherwise (an embedder's configuration and a store's precision\n"
+          "are kept only with the same embedder or store).\n"
           "A compile embeds again only the nodes whose text changed when the embedder has\n"
           "no learned state (embed-openai); embed-local is refitted on the whole repository.\n",
           f);
@@ -238,6 +244,7 @@ int cn_cmd_compile(int argc, char **argv)
         json_object *out = json_object_new_object();
         json_object_object_add(out, "index_dir", json_object_new_string(res.index_dir));
         json_object_object_add(out, "seconds", json_object_new_double(res.seconds));
+        json_object_object_add(out, "options_recorded", json_object_new_boolean(res.options_recorded));
         {
             static const char *const names[] = {"lock",  "walk",    "parse",  "nodes",
                                                 "bm25",  "graph",   "vectors", "publish"};
@@ -313,6 +320,11 @@ int cn_cmd_compile(int argc, char **argv)
         if (res.has_vectors)
             printf("  vectors: %u, %zu dimensions, by %s (%zu embedded, %zu reused)\n", res.vectors.count,
                    res.vectors.dim, res.vectors.model_id, res.vectors.embedded, res.vectors.reused);
+        if (res.options_recorded)
+            printf("  options: as the previous compile recorded them (%s%s; --index and the vector\n"
+                   "           options override)\n",
+                   res.has_vectors ? "vectors by " : "no vectors",
+                   res.has_vectors ? res.vectors.builder : "");
         printf("  languages:");
         json_object_object_foreach(langs, lname, linfo)
             printf(" %s (%lld)", lname, (long long)json_object_get_int64(int_of(linfo, "files")));

@@ -29,6 +29,8 @@ static void mcp_usage(FILE *f)
           "  --repo DIR     the repository (default: the current directory)\n"
           "  --cache-dir D  where its index lives (as for `codenib compile`)\n"
           "  --index LIST   what a compile builds, as for `codenib compile --index`\n"
+          "                 (default: what the index recorded when it was compiled,\n"
+          "                 vector backends included)\n"
           "  --skills A,B   offer only these skills (locate and the default tools stay)\n"
           "  --no-compile   never compile: serve the index as it is, stale or not\n"
           "  --enable-bash  offer the bash tool (a shell in the repository, with a time limit)\n"

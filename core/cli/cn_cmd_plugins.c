@@ -26,7 +26,8 @@ static void plugins_usage(FILE *f)
           "providers) found, in this order, in: the\n"
           "build tree (when run from it), each directory of CODENIB_PLUGINS_PATH, the\n"
           "installed plugins directory, and $CODENIB_HOME/plugins.  Each is opened and\n"
-          "checked; a broken one is listed with the reason.\n",
+          "checked; a broken one is listed with the reason, and the exit status is then 1\n"
+          "(the listing is printed all the same).\n",
           f);
 }
 
@@ -160,7 +161,16 @@ int cn_cmd_plugins(int argc, char **argv)
         }
         for (size_t i = 0; i < backs.problems.len; i++) printf("(broken)         reason: %s\n", backs.problems.items[i]);
     }
-    cn_langs_free(&langs);
-    cn_backends_free(&backs);
-    return CN_EXIT_OK;
+    {
+        /* a plugin that failed to load is an error of the installation:
+         * scripts and package checks see it in the exit status */
+        size_t bad = langs.problems.len + backs.problems.len;
+        for (size_t i = 0; i < langs.len; i++) bad += langs.items[i].desc == NULL;
+        for (size_t i = 0; i < backs.len; i++) bad += backs.items[i].desc == NULL;
+        if (bad) fprintf(stderr, "codenib plugins list: %zu plugin%s failed to load (see the reasons above)\n", bad,
+                         bad == 1 ? "" : "s");
+        cn_langs_free(&langs);
+        cn_backends_free(&backs);
+        return bad ? CN_EXIT_FAIL : CN_EXIT_OK;
+    }
 }

@@ -16,7 +16,8 @@ static void skills_usage(FILE *f)
           "       codenib skills test DIR [--json]\n"
           "\n"
           "  list        every skill package found, with its state (discovered, loaded,\n"
-          "              failed, duplicate) and, for a broken one, the reason\n"
+          "              failed, duplicate) and, for a broken one, the reason; exit\n"
+          "              status 1 when a package failed to load\n"
           "              --verbose also prints the search path and every metadata field\n"
           "  show        one skill's metadata and its model-facing description\n"
           "  schema      the OpenAI function-calling tools for the skills (JSON); --allow\n"
@@ -52,7 +53,7 @@ static int cmd_list(int argc, char **argv)
 {
     bool json = false, verbose = false, ended = false;
     cn_registry *reg = NULL;
-    size_t ok = 0, bad = 0;
+    size_t ok = 0, unusable = 0, bad = 0;
 
     for (int i = 1; i < argc; i++) {
         cn_cli_arg_kind kind = cn_cli_arg(argv[i], &ended);
@@ -67,12 +68,15 @@ static int cmd_list(int argc, char **argv)
     }
     if (cn_cli_open_registry(&reg) < 0) return cn_cli_fail();
     cn_registry_verify_all(reg);
+    /* a package that failed to load makes the exit status 1, the listing
+     * printed all the same (a shadowed duplicate is not a failure) */
+    for (size_t i = 0; i < reg->n_entries; i++) bad += reg->entries[i]->state == CN_STATE_FAILED;
     if (json) {
         json_object *o = cn_registry_list(reg, verbose);
         cn_cli_print_json(o, false);
         json_object_put(o);
         cn_registry_free(reg);
-        return CN_EXIT_OK;
+        return bad ? CN_EXIT_FAIL : CN_EXIT_OK;
     }
     if (verbose) print_search_path();
     if (reg->n_entries == 0) {
@@ -98,12 +102,14 @@ static int cmd_list(int argc, char **argv)
         if (verbose && e->meta)
             for (size_t w = 0; w < e->meta->warnings.len; w++)
                 printf("    warning: %s\n", e->meta->warnings.items[w]);
-        if (e->state == CN_STATE_FAILED || e->state == CN_STATE_DUPLICATE) bad++;
+        if (e->state == CN_STATE_FAILED || e->state == CN_STATE_DUPLICATE) unusable++;
         else ok++;
     }
-    if (reg->n_entries) printf("\n%zu usable, %zu not usable\n", ok, bad);
+    if (reg->n_entries) printf("\n%zu usable, %zu not usable\n", ok, unusable);
+    if (bad) fprintf(stderr, "codenib skills list: %zu skill package%s failed to load (see the reasons above)\n", bad,
+                     bad == 1 ? "" : "s");
     cn_registry_free(reg);
-    return CN_EXIT_OK;
+    return bad ? CN_EXIT_FAIL : CN_EXIT_OK;
 }
 
 static int cmd_show(int argc, char **argv)

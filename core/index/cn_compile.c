@@ -645,6 +645,7 @@ static json_object *build_manifest(const cn_compile_opts *o, const char *root, i
     if (vec) json_object_object_add(idx, "vector", vector_entry(vec, json_object_get(lang_list), built_at));
     json_object_put(lang_list);
     json_object_object_add(m, "indexes", idx);
+    json_object_object_add(m, "options", cn_compile_options_json(o));
     free(fp);
     free(sd);
     return m;
@@ -802,7 +803,25 @@ static cn_graph *graph_opener_wait(graph_opener *op)
 
 static atomic_uint generation_seq;
 
+static int compile_resolved(const cn_compile_opts *o, cn_compile_result *res);
+
 int cn_compile(const cn_compile_opts *o, cn_compile_result *res)
+{
+    cn_compile_opts eff;
+    cn_compile_recorded keep;
+    int rc = cn_compile_opts_resolve(o, &eff, &keep);
+    if (rc < 0) {
+        memset(res, 0, sizeof *res);
+        cn_compile_recorded_free(&keep);
+        return rc;
+    }
+    rc = compile_resolved(&eff, res);
+    if (rc == 0) res->options_recorded = keep.reused_indexes || keep.reused_vectors;
+    cn_compile_recorded_free(&keep);
+    return rc;
+}
+
+static int compile_resolved(const cn_compile_opts *o, cn_compile_result *res)
 {
     double t0 = now_seconds(), tm = t0;
     char *root = NULL, *cache = NULL, *tmp_dir = NULL, *cur_dir = NULL, *built_at = NULL;

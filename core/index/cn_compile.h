@@ -69,13 +69,37 @@ typedef struct cn_compile_result {
     double stage_seconds[CN_STAGE_PUBLISH + 1];  /* wall time per stage */
     bool bm25_updated;             /* BM25 merged from the previous build's, not rebuilt */
     bool graph_updated;            /* the graph took the unchanged files' edges from the previous one */
+    bool options_recorded;         /* indexes or vector backends came from the previous
+                                      build's record (no option said otherwise) */
     bool graph_patched;            /* ... and was its sections, the changed files' lines moved
                                       (their edges were otherwise the same) */
 } cn_compile_result;
 
+/* Options not given (no --index; for the vector index, no embedder, store,
+ * configuration or precision) are taken from what the current generation's
+ * manifest recorded ("options"), so every rebuild builds what was chosen;
+ * an option given overrides its recorded value (--index bm25,graph drops
+ * the vectors).  See cn_compile_opts_resolve. */
 int cn_compile(const cn_compile_opts *opts, cn_compile_result *result);
 void cn_compile_result_free(cn_compile_result *result);
 void cn_compile_opts_free(cn_compile_opts *opts);   /* the string lists */
+
+/* ---- recorded options (cn_compile_options.c) ---------------------------- */
+typedef struct cn_compile_recorded {
+    json_object *options;          /* the manifest's "options" (owns the strings used) */
+    cn_strv indexes;               /* the recorded indexes, when used */
+    bool reused_indexes;           /* no --index: the recorded ones */
+    bool reused_vectors;           /* a vector backend or option came from the record */
+} cn_compile_recorded;
+
+/* The manifest's "options": the indexes built and, with the vector index,
+ * its embedder, redacted configuration, store, precision and text limit. */
+json_object *cn_compile_options_json(const cn_compile_opts *o);
+/* *eff = *o, with what o leaves unset taken from the options recorded by
+ * the repository's current generation (none: *eff is *o).  eff borrows
+ * from o and keep; free keep with cn_compile_recorded_free, never eff. */
+int cn_compile_opts_resolve(const cn_compile_opts *o, cn_compile_opts *eff, cn_compile_recorded *keep);
+void cn_compile_recorded_free(cn_compile_recorded *keep);
 
 /* $CODENIB_HOME/repositories/<name>-<hash of the absolute path>, with
  * CODENIB_HOME defaulting to ~/.codenib. */

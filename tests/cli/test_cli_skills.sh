@@ -43,7 +43,8 @@ check "unknown skills subcommand: exit 2" rc_is 2
 
 export CODENIB_SKILLS_PATH="$CN_FIXTURES/all"
 cn skills list
-check "broken packages do not stop the listing" rc_is 0
+check "broken packages do not stop the listing, but make the exit status 1" sh -c '[ '"$rc"' -eq 1 ] && grep -q "^code_to_query " "$0"' "$OUT"
+check "saying how many failed" err_has "skill packages failed to load"
 check "ABI major mismatch listed with reason" out_has "was built for skill ABI 99."
 check "newer minor listed with reason" out_has "was built against a newer SDK (ABI 1.3) than this codenib (1.2)"
 check "missing symbol listed" out_has "does not export cn_skill_descriptor_fx_no_symbol"
@@ -54,7 +55,7 @@ check "duplicate listed" sh -c 'grep -q "^fx_dup .*duplicate" "$0"' "$OUT"
 check "collision listed" out_has "collides with the default tool 'grep'"
 check "failed state shown" sh -c 'grep -q "^fx_abi_major .*failed" "$0"' "$OUT"
 cn skills list --json
-check "--json exits 0" rc_is 0
+check "--json exits 1 too (a package failed)" rc_is 1
 check "--json is one JSON array" sh -c 'head -c1 "$0" | grep -q "\[" && [ $(wc -l < "$0") -eq 1 ]' "$OUT"
 check "--json carries states" out_has '"skill_id":"fx_abi_major","state":"failed"'
 check "--json carries error codes" out_has '"error":"CN_EABI"'
@@ -94,11 +95,14 @@ check "check-flow needs two ids" rc_is 2
 # Backends of the other kinds: listed from plugin.yaml with their state.
 CODENIB_PLUGINS_PATH="$CN_FIXTURES/backends" cn plugins list
 check "plugins list lists backends by kind" out_has "fxb-good         embedder     loaded"
+check "plugins list exits 1 when a backend failed to load, the listing printed" sh -c '[ '"$rc"' -eq 1 ] && grep -q "^lang-python " "$0"' "$OUT"
+check "saying how many failed" err_has "plugins failed to load (see the reasons above)"
 check "a broken backend says why" out_has "does not export cn_backend_descriptor_fxb_nosym"
 check "a kind mismatch is reported" out_has "plugin.yaml says kind vector-store but the library is of kind embedder"
 check "an unreadable package is listed as broken" out_has "unknown plugin kind 'teleporter'"
 CODENIB_PLUGINS_PATH="$CN_FIXTURES/backends" cn plugins list --json
 check "plugins list --json gives the kind" out_has '"plugin_id":"fxb-abi","kind":"embedder","state":"failed"'
+check "plugins list --json exits 1 too" rc_is 1
 check "plugins list --json gives a loaded backend's ABI" out_has '"plugin_id":"fxb-good","kind":"embedder","state":"loaded","abi":"1.'
 CODENIB_PLUGINS_PATH="$CN_FIXTURES/backends" cn plugins list --verbose
 check "plugins list --verbose shows the ABI each plugin was built for" \

@@ -165,8 +165,10 @@ check "and its new content is in the index" out_has "pkg/pool.py:DRAIN"
 # Incremental builds equal full rebuilds, byte for byte, whatever the edit:
 # an early file that gains nodes (every later document moves), a file
 # added, one removed, and two changed at once.
+# (--index bm25,graph: a compile without --index builds what the last one
+# recorded, and one of those below builds the graph alone)
 same_as_rebuild() { # LABEL
-  cn compile "$repo" --cache-dir "$cache" --json --exclude-dir docs
+  cn compile "$repo" --cache-dir "$cache" --json --exclude-dir docs --index bm25,graph
   cp "$OUT" "$TMPBASE/inc.json"
   inc=$(readlink "$cache/current")
   cn compile "$repo" --cache-dir "$TMPBASE/full" --json --rebuild --exclude-dir docs
@@ -368,6 +370,7 @@ cn run bm25_search --repo "$poly" --cache-dir "$TMPBASE/polycache" --args '{"que
 check "a Java method is found" out_has '"node_name":"lib/Ledger.java:Ledger.settleAccount"'
 
 cn plugins list
+check "plugins list: every built backend loads, exit 0" rc_is 0
 check "plugins list shows the python backend" sh -c 'grep -q "^lang-python .*python .*loaded" "$0"' "$OUT"
 cn plugins list --json
 check "plugins list --json" out_has '"plugin_id":"lang-c","kind":"language","language":"c","state":"loaded"'
@@ -375,6 +378,7 @@ mkdir -p "$TMPBASE/badplugins/lang-zz"
 printf 'plugin_id: lang-zz\nkind: language\nlanguage: zz\nlibrary: lang_zz\nabi: "1.0"\nextensions: [".zz"]\n' > "$TMPBASE/badplugins/lang-zz/plugin.yaml"
 CODENIB_PLUGINS_PATH="$TMPBASE/badplugins" cn plugins list
 check "a backend without its shared object is listed as failed, with the reason" sh -c 'grep -q "^lang-zz .*failed" "$0" && grep -q "reason: .*lang_zz.so" "$0"' "$OUT"
+check "and plugins list exits 1 (the others still listed)" sh -c '[ '"$rc"' -eq 1 ] && grep -q "^lang-python .*loaded" "$0"' "$OUT"
 
 # The repository's identity: git HEAD and the dirty flag, null outside git.
 check "outside git the manifest's git_head and dirty are null" \

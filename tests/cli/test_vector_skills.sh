@@ -242,8 +242,12 @@ check "incremental embedder.bin equals the full rebuild's" cmp -s "$TMPBASE/inc/
 check "incremental store files equal the full rebuild's" diff -r "$TMPBASE/inc/store" "$full/vectors/store"
 check "vectors.json equal but for the build time" sh -c '[ "$(grep -v build_seconds "$0")" = "$(grep -v build_seconds "$1")" ]' "$TMPBASE/inc/vectors.json" "$full/vectors/vectors.json"
 cn compile "$repo" --cache-dir "$cache" --quiet
+check "a plain compile keeps the recorded vector index: same embedder, its configuration, same store" sh -c '[ '"$rc"' -eq 0 ] && grep -q "\"embedder\": \"embed-local\"" "$0" && grep -q "\"dim\": 8" "$0" && grep -q "\"store\": \"vec-flat\"" "$0"' "$cache/current/vectors/vectors.json"
+es '{"query": "invoice tax", "top_k": 1, "names_only": true}'
+check "and embedding_search still answers from it" test "$rc:$(first_name)" = "0:shop/pricing.py:apply_tax"
+cn compile "$repo" --cache-dir "$cache" --index bm25,graph --quiet
 cn run embedding_search --repo "$repo" --cache-dir "$cache" --args '{"query": "invoice tax"}'
-check "a compile without --index vector drops the vectors" sh -c '[ '"$rc"' -eq 1 ] && grep -q "index vector" "$0"' "$ERR"
+check "a compile with --index bm25,graph drops the vectors" sh -c '[ '"$rc"' -eq 1 ] && grep -q "index vector" "$0"' "$ERR"
 
 # ---- int8 vectors ----------------------------------------------------------------
 cn compile "$repo" --cache-dir "$TMPBASE/c8" --index bm25,graph,vector --embedder-config '{"dim": 8}' --vector-precision int8 --quiet
