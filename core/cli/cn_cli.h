@@ -32,6 +32,11 @@ int cn_cmd_config(int argc, char **argv);
  * form; argv is replaced when something was split (cn_cli_args.c). */
 int cn_cli_split_long_options(int *argc, char ***argv);
 
+/* True when a live progress line (carriage return and erase-line escapes)
+ * may be written to fd: a terminal, TERM not "dumb", NO_COLOR unset or
+ * empty.  Otherwise commands print no escape sequence at all. */
+bool cn_cli_escapes_ok(int fd);
+
 /* Prints "codenib: <message>" for the last error and returns CN_EXIT_FAIL. */
 int cn_cli_fail(void);
 /* Prints "codenib <cmd>: <message>" and a hint to --help; returns CN_EXIT_USAGE. */

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Command-line conventions shared by every command, applied once before a
- * command parses its arguments: `--option=value` is the same as
- * `--option value` (as getopt_long has it), `codenib help CMD` is
- * `codenib CMD --help`, and `codenib CMD --version` prints the version. */
+/* Command-line conventions shared by every command: `--option=value` is
+ * the same as `--option value` (as getopt_long has it), applied once
+ * before a command parses its arguments; and terminal escapes only where a
+ * terminal wants them (NO_COLOR, TERM=dumb).  `codenib help CMD` and
+ * `codenib CMD --version` are in cn_main.c. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cn_cli.h"
 
@@ -69,4 +71,12 @@ int cn_cli_split_long_options(int *argc, char ***argv)
     *argc = j;
     *argv = split_argv;
     return 0;
+}
+
+bool cn_cli_escapes_ok(int fd)
+{
+    const char *term = getenv("TERM"), *no_color = getenv("NO_COLOR");
+    if (!isatty(fd)) return false;
+    if (term != NULL && strcmp(term, "dumb") == 0) return false;
+    return no_color == NULL || no_color[0] == '\0';
 }

@@ -231,7 +231,7 @@ int cn_cmd_compile(int argc, char **argv)
                                   vector_opt);
     }
     memset(&ps, 0, sizeof ps);
-    ps.tty = !quiet && !json && isatty(2);
+    ps.tty = !quiet && !json && cn_cli_escapes_ok(2);
     ps.started = now();
     ps.last_stage = -1;
     o.progress = on_progress;

@@ -274,7 +274,7 @@ int cn_cmd_eval(int argc, char **argv)
         args_free(&a);
         return rc;
     }
-    pv.tty = isatty(STDERR_FILENO);
+    pv.tty = cn_cli_escapes_ok(STDERR_FILENO);
     if (!a.quiet) {
         a.o.progress = on_progress;
         a.o.progress_data = &pv;

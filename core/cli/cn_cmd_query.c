@@ -169,7 +169,7 @@ int cn_cmd_query(int argc, char **argv)
     if (o.repo != NULL && o.manifest != NULL)
         return cn_cli_usage_error("query", "--repo and --manifest name the index twice: give one");
     if (o.repo == NULL && o.manifest == NULL) o.repo = ".";
-    if (!quiet && !json && isatty(STDERR_FILENO)) o.progress = on_progress;
+    if (!quiet && !json && cn_cli_escapes_ok(STDERR_FILENO)) o.progress = on_progress;
     rc = cn_query_run(&o, question, &res);
     if (o.progress) fputs("\r\033[K", stderr);
     if (rc < 0) return cn_cli_fail();

@@ -39,6 +39,21 @@ check "CMD --version prints the version, for every command" [ "$all_version" = y
 cn help frobnicate
 check "help of an unknown command: exit 2, named" sh -c '[ '"$rc"' -eq 2 ] && grep -q "frobnicate" "$0"' "$ERR"
 
+# escapes only for a terminal that wants them: compile under a pseudo-terminal
+if command -v script >/dev/null 2>&1; then
+  rm -rf "$TMPBASE/c2"
+  script -qec "$CODENIB compile --cache-dir $TMPBASE/c2 $repo" /dev/null > "$TMPBASE/tty.out" 2>&1
+  check "on a terminal, compile draws a live progress line" grep -q "$(printf '\033')\[K" "$TMPBASE/tty.out"
+  rm -rf "$TMPBASE/c2"
+  NO_COLOR=1 script -qec "$CODENIB compile --cache-dir $TMPBASE/c2 $repo" /dev/null > "$TMPBASE/tty.out" 2>&1
+  check "NO_COLOR: no escape sequence on the terminal" sh -c '! grep -q "$(printf "\033")" "$0"' "$TMPBASE/tty.out"
+  rm -rf "$TMPBASE/c2"
+  TERM=dumb script -qec "$CODENIB compile --cache-dir $TMPBASE/c2 $repo" /dev/null > "$TMPBASE/tty.out" 2>&1
+  check "TERM=dumb: none either" sh -c '! grep -q "$(printf "\033")" "$0"' "$TMPBASE/tty.out"
+fi
+cn compile --cache-dir "$TMPBASE/c3" "$repo"
+check "not a terminal: no escape sequence" sh -c '! grep -q "$(printf "\033")" "$0" "$1"' "$OUT" "$ERR"
+
 # the man page
 man=$CN_BUILDDIR/codenib.1
 if [ -f "$CN_BUILDDIR/Makefile" ] && grep -q '^man1_MANS = codenib.1' "$CN_BUILDDIR/Makefile"; then

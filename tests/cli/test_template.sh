@@ -27,6 +27,8 @@ check "the template is installed" test -f "$inst/share/codenib/sdk/template/exam
 abi="$(pkg-config --variable=abi_major "$inst/lib/pkgconfig/codenib-sdk.pc").$(pkg-config --variable=abi_minor "$inst/lib/pkgconfig/codenib-sdk.pc")"
 check "the template declares the ABI of the SDK it came with ($abi)" \
   grep -q "^abi: \"$abi\"$" "$inst/share/codenib/sdk/template/config.yaml"
+check "pkg-config --cflags codenib needs no other library's .pc file" sh -c '
+  PKG_CONFIG_LIBDIR="$0/lib/pkgconfig" PKG_CONFIG_PATH= pkg-config --cflags --libs codenib >/dev/null' "$inst"
 check "the pkg-config files name the skills and plugins directories" sh -c '
   for pc in codenib codenib-sdk; do
     [ "$(pkg-config --variable=skillsdir "$0/lib/pkgconfig/$pc.pc")" = "$1/lib/codenib/skills" ] &&
