@@ -154,6 +154,12 @@ int cn_cmd_query(int argc, char **argv)
     rc = cn_query_run(&o, question, &res);
     if (o.progress) fputs("\r\033[K", stderr);
     if (rc < 0) return cn_cli_fail();
+    if (!quiet) { /* the run's warnings, also in --json's "warnings" */
+        json_object *w = NULL;
+        json_object_object_get_ex(res, "warnings", &w);
+        for (size_t i = 0; w && json_object_is_type(w, json_type_array) && i < json_object_array_length(w); i++)
+            fprintf(stderr, "codenib: warning: %s\n", json_object_get_string(json_object_array_get_idx(w, i)));
+    }
     if (json) {
         cn_cli_print_json(res, true);
     } else {
