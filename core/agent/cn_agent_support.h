@@ -220,6 +220,8 @@ typedef struct cn_session {
 } cn_session;
 
 int cn_session_scan(const char *root, cn_session *s);
+/* Language, files and symbols from the manifest of a compiled index. */
+void cn_session_from_index(cn_session *s, const char *index_dir);
 void cn_session_free(cn_session *s);
 /* "small" (< 200 files), "medium" (< 2000), "large", or "unknown". */
 const char *cn_session_size_bucket(const cn_session *s);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cn_agent.h"
+#include "../index/cn_index.h"
 #include "cn_tools.h"
 
 static json_object *text_msg(const char *role, const char *content)
@@ -500,6 +501,7 @@ int cn_agent_run(cn_registry *reg, cn_model *chat, const cn_agent_options *o, co
     if (rc == 0 && o->collect_trace && (run.trace.collected = json_object_new_array()) == NULL)
         rc = cn_error_set(CN_ENOMEM, "out of memory");
     if (rc == 0) rc = cn_session_scan(reg->repo_root, &run.session);
+    if (rc == 0 && reg->index != NULL) cn_session_from_index(&run.session, reg->index->dir);
     if (rc == 0) rc = cn_agent__tools(&run, prompt);
     if (rc == 0) {
         json_object *ev = json_object_new_object();

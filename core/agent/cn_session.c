@@ -12,6 +12,7 @@
 #include <pcre2.h>
 
 #include "cn_agent_support.h"
+#include "../index/cn_index.h"
 
 #define WALK_LIMIT 50000 /* entries looked at, at most */
 #define WALK_DEPTH 12
@@ -122,6 +123,42 @@ int cn_session_scan(const char *root, cn_session *s)
         if (s->top.len > 1) qsort(s->top.items, s->top.len, sizeof *s->top.items, by_name);
     }
     return 0;
+}
+
+/* The compiled index knows better than the walk: its files per language
+ * and its symbol count (the manifest's nodes). Quietly nothing when the
+ * manifest cannot be read. */
+void cn_session_from_index(cn_session *s, const char *index_dir)
+{
+    json_object *m = NULL, *ls, *idx, *nodes, *count;
+    long total = 0, best_n = 0;
+    const char *best = NULL;
+    if (index_dir == NULL || cn_index_manifest_read(index_dir, &m) < 0) {
+        cn_error_clear();
+        return;
+    }
+    if (json_object_object_get_ex(m, "languages", &ls) && json_object_is_type(ls, json_type_object)) {
+        json_object_object_foreach(ls, name, v) {
+            json_object *f;
+            long n = json_object_object_get_ex(v, "files", &f) ? (long)json_object_get_int64(f) : 0;
+            if (n <= 0) continue;
+            total += n;
+            if (n > best_n) {
+                best_n = n;
+                best = name;
+            }
+        }
+    }
+    if (best != NULL) {
+        free(s->language);
+        s->language = cn_strdup(best);
+        s->files = total;
+        s->partial = false;
+    }
+    if (json_object_object_get_ex(m, "indexes", &idx) && json_object_object_get_ex(idx, "nodes", &nodes) &&
+        json_object_object_get_ex(nodes, "count", &count) && json_object_is_type(count, json_type_int))
+        s->symbols = (long)json_object_get_int64(count);
+    json_object_put(m);
 }
 
 void cn_session_free(cn_session *s)

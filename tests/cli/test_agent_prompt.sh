@@ -55,7 +55,8 @@ check "verifying with read" req1_has 'Verify: open each candidate with `read`'
 check "expanding through the graph" sh -c 'sed -n 1p "$0" | grep -q "Expand: .*find_callers"' "$LOG"
 check "bash, not offered, is not mentioned" req1_lacks '`bash`'
 check "the environment names the primary language" req1_has 'Primary language: python'
-check "the repository size in files" sh -c 'sed -n 1p "$0" | grep -q "Repository size: [0-9][0-9]* files (small)"' "$LOG"
+check "the repository size in files and symbols (the index's)" \
+  sh -c 'sed -n 1p "$0" | grep -q "Repository size: [1-9][0-9]* files, [1-9][0-9]* symbols (small)"' "$LOG"
 check "and the top-level entries" sh -c 'sed -n 1p "$0" | grep -q "Top-level entries:.* pkg/"' "$LOG"
 check "--json reports the contract" out_has '"Files:'
 
