@@ -219,7 +219,9 @@ typedef struct cn_session {
     cn_strv top;    /* top-level entries, sorted, directories end in '/' */
 } cn_session;
 
-int cn_session_scan(const char *root, cn_session *s);
+/* The top-level entries of root, and with walk_tree its language and size
+ * by a bounded walk (without, cn_session_from_index gives them). */
+int cn_session_scan(const char *root, bool walk_tree, cn_session *s);
 /* Language, files and symbols from the manifest of a compiled index. */
 void cn_session_from_index(cn_session *s, const char *index_dir);
 void cn_session_free(cn_session *s);

@@ -500,7 +500,7 @@ int cn_agent_run(cn_registry *reg, cn_model *chat, const cn_agent_options *o, co
     rc = o->trace_path ? cn_trace_open(&run.trace, o->trace_path) : 0;
     if (rc == 0 && o->collect_trace && (run.trace.collected = json_object_new_array()) == NULL)
         rc = cn_error_set(CN_ENOMEM, "out of memory");
-    if (rc == 0) rc = cn_session_scan(reg->repo_root, &run.session);
+    if (rc == 0) rc = cn_session_scan(reg->repo_root, reg->index == NULL, &run.session);
     if (rc == 0 && reg->index != NULL) cn_session_from_index(&run.session, reg->index->dir);
     if (rc == 0) rc = cn_agent__tools(&run, prompt);
     if (rc == 0) {

@@ -82,7 +82,7 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-int cn_session_scan(const char *root, cn_session *s)
+int cn_session_scan(const char *root, bool walk_tree, cn_session *s)
 {
     walk w;
     DIR *d;
@@ -93,7 +93,7 @@ int cn_session_scan(const char *root, cn_session *s)
     s->symbols = -1;
     if (root == NULL) return 0;
     memset(&w, 0, sizeof w);
-    walk_dir(&w, root, 0);
+    if (walk_tree) walk_dir(&w, root, 0);
     s->files = w.files;
     s->partial = w.seen >= WALK_LIMIT;
     {
