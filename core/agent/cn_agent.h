@@ -61,9 +61,10 @@ typedef struct cn_agent_result {
  * o->system_prompt or the built-in one, then an environment block
  * (repository root, date, tool names).  Returns malloc'd text. */
 char *cn_agent_system_prompt(const cn_agent_options *o, json_object *tools, const char *repo_root);
-/* The same with resource warnings (may be NULL) listed in the prompt. */
+/* The same with resource warnings (may be NULL) listed in the prompt and
+ * the session (may be NULL): language, size and top-level entries. */
 char *cn_agent_system_prompt_ex(const cn_agent_options *o, json_object *tools,
-                                const char *repo_root, const cn_strv *warnings);
+                                const char *repo_root, const cn_strv *warnings, const cn_session *session);
 
 /* Runs one query.  `reg` must have its repository set (default tools run
  * in reg->repo_root).  On error *res holds what was gathered so far (free it
@@ -101,6 +102,7 @@ typedef struct cn_run {
     bool has_read, compacted, reviewed;
     char *query; /* the user message of turn 1 */
     double t0;
+    cn_session session; /* language, size, top-level entries of the repository */
 } cn_run;
 
 /* cn_runner_policy.c */

@@ -209,6 +209,27 @@ void cn_agent_totals_add(cn_agent_totals *t, int turns, json_object *usage);
 /* {"runs", "turns", "prompt_tokens", ...} with null for unknown. */
 json_object *cn_agent_totals_to_json(const cn_agent_totals *t);
 
+/* ---- session context (cn_session.c) ------------------------------------ */
+
+typedef struct cn_session {
+    char *language; /* primary language by file count, or NULL */
+    long files;     /* files seen (hidden and vendored directories left out) */
+    long symbols;   /* -1: not known */
+    bool partial;   /* the walk stopped at its bound */
+    cn_strv top;    /* top-level entries, sorted, directories end in '/' */
+} cn_session;
+
+/* The top-level entries of root, and with walk_tree its language and size
+ * by a bounded walk (without, cn_session_from_index gives them). */
+int cn_session_scan(const char *root, bool walk_tree, cn_session *s);
+/* Language, files and symbols from the manifest of a compiled index. */
+void cn_session_from_index(cn_session *s, const char *index_dir);
+void cn_session_free(cn_session *s);
+/* "small" (< 200 files), "medium" (< 2000), "large", or "unknown". */
+const char *cn_session_size_bucket(const cn_session *s);
+/* Whether text holds a stack trace (Python, JVM, JavaScript, Go, Rust, C/C++ frames). */
+bool cn_has_stacktrace(const char *text);
+
 /* ---- compile tables (cn_compile_table.c) --------------------------------
  * Query-time skill selection.  A table is a mapping
  *   { "scenarios": [ { "name": s, "keywords": [...], "patterns": [regex...],
@@ -226,6 +247,11 @@ int cn_compile_table_load_file(const char *path, cn_compile_table **out);
 void cn_compile_table_free(cn_compile_table *t);
 /* The scenario for `query`, the default one when none matches, or NULL. */
 const char *cn_compile_table_classify(const cn_compile_table *t, const char *query);
+/* As above, with the session: a scenario named "LANG:stacktrace" or
+ * "LANG:no_stacktrace" (LANG the primary language, or "any") is chosen by
+ * whether the query holds a stack trace, before the keywords; "default" is
+ * the fallback of a short table. */
+const char *cn_compile_table_select(const cn_compile_table *t, const char *query, const cn_session *s);
 /* out = allow ∩ skills(scenario).  `allow` NULL means "every skill" (out =
  * the scenario's skills).  An unknown scenario or a NULL one leaves out =
  * allow.  When the intersection is empty the allow set is kept and

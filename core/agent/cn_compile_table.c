@@ -5,6 +5,7 @@
  * skills, so that case keeps the allow set and says why. */
 #include <ctype.h>
 #include <stdlib.h>
+#include <strings.h>
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -171,7 +172,13 @@ static int load_short(cn_compile_table *t, json_object *table, const char *where
     json_object_object_foreach(table, key, val) {
         scenario *s = &t->items[t->len++];
         s->name = cn_strdup(key);
-        if (cn_strv_push_owned(&s->keywords, lower_dup(key)) < 0) return cn_error_set(CN_ENOMEM, "out of memory");
+        /* "default" and the session keys ("python:stacktrace") are no keywords */
+        if (strcmp(key, "default") == 0) {
+            free(t->default_name);
+            t->default_name = cn_strdup(key);
+        } else if (strchr(key, ':') == NULL && cn_strv_push_owned(&s->keywords, lower_dup(key)) < 0) {
+            return cn_error_set(CN_ENOMEM, "out of memory");
+        }
         if (!json_object_is_type(val, json_type_array))
             return where_err(where, val ? val : table, "scenario \"%s\" must map to a list of skills%s", key, NULL);
         if ((rc = string_list(val, where, key, "skills", &s->skills, false)) < 0) return rc;
@@ -246,6 +253,23 @@ const char *cn_compile_table_classify(const cn_compile_table *t, const char *que
     }
     free(lq);
     return hit ? hit : t->default_name;
+}
+
+static const scenario *find_scenario(const cn_compile_table *t, const char *name);
+
+const char *cn_compile_table_select(const cn_compile_table *t, const char *query, const cn_session *s)
+{
+    const char *kind = cn_has_stacktrace(query) ? "stacktrace" : "no_stacktrace";
+    const char *langs[2] = {s && s->language ? s->language : NULL, "any"};
+    if (t == NULL) return NULL;
+    for (size_t l = 0; l < 2; l++) {
+        char key[96];
+        if (langs[l] == NULL) continue;
+        snprintf(key, sizeof key, "%s:%s", langs[l], kind);
+        for (size_t i = 0; i < t->len; i++)
+            if (strcasecmp(t->items[i].name, key) == 0) return t->items[i].name;
+    }
+    return cn_compile_table_classify(t, query);
 }
 
 static const scenario *find_scenario(const cn_compile_table *t, const char *name)

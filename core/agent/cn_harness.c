@@ -271,6 +271,28 @@ static const opt_desc *find_opt(const char *key)
     return NULL;
 }
 
+/* As the reference reads them: 0 for the route's seed limit or top_k means
+ * its default, and the seed policy is read without case or surrounding
+ * blanks ("Specific " is "specific").  Negative numbers stay errors. */
+static void normalize(cn_agent_options *o)
+{
+    if (o->lsp_route_seed_limit == 0) o->lsp_route_seed_limit = 8;
+    if (o->lsp_route_top_k == 0) o->lsp_route_top_k = 12;
+    if (o->lsp_route_seed_policy != NULL) {
+        char *p = o->lsp_route_seed_policy, *d = p;
+        size_t n;
+        while (isspace((unsigned char)*p)) p++;
+        for (; *p; p++) *d++ = (char)tolower((unsigned char)*p);
+        *d = '\0';
+        n = strlen(o->lsp_route_seed_policy);
+        while (n > 0 && isspace((unsigned char)o->lsp_route_seed_policy[n - 1])) o->lsp_route_seed_policy[--n] = '\0';
+        if (n == 0) { /* an empty policy is the default, as None is there */
+            free(o->lsp_route_seed_policy);
+            o->lsp_route_seed_policy = cn_strdup("all");
+        }
+    }
+}
+
 int cn_harness_apply_json(json_object *spec, const char *where, cn_agent_options *o)
 {
     const char *w = where ? where : "harness spec";
@@ -289,6 +311,7 @@ int cn_harness_apply_json(json_object *spec, const char *where, cn_agent_options
         }
         if ((rc = apply_one(d, o, val, w)) < 0) return rc;
     }
+    normalize(o);
     return cn_agent_options_validate(o, w);
 }
 

@@ -52,58 +52,108 @@ static bool offered(json_object *tools, const char *name)
     return false;
 }
 
-/* The built-in instructions, mentioning only tools that are offered. */
-static void builtin_prompt(cn_buf *b, const cn_agent_options *o, json_object *tools)
+/* The offered names among `names` (NULL-terminated), as "`a`, `b`";
+ * false when none is offered. */
+static bool list_offered(cn_buf *b, json_object *tools, const char *const *names)
 {
-    size_t n = tools ? json_object_array_length(tools) : 0;
-
-    cn_buf_puts(b, "You help a developer find where in a repository a change belongs. "
-                   "Work from evidence: locate candidates, confirm them in the source, "
-                   "then answer briefly with the files, symbols and line ranges involved.\n");
-    if (n == 0) {
-        cn_buf_puts(b, "No tools are available in this session; answer from the question "
-                       "and the conversation alone.\n");
-    } else {
-        cn_buf_puts(b, "Use the tools to explore; call several at once when they are "
-                       "independent.\n");
-        if (offered(tools, "read"))
-            cn_buf_puts(b, "Open the code you cite with `read` before naming it in the "
-                           "answer; line numbers start at 1.\n");
-        if (offered(tools, "grep") || offered(tools, "glob"))
-            cn_buf_puts(b, "`grep` and `glob` find text and paths when you know what to "
-                           "look for.\n");
-        if (offered(tools, "bash"))
-            cn_buf_puts(b, "`bash` runs a shell command in the repository root; prefer the "
-                           "other tools when they suffice.\n");
-        if (offered(tools, "lsp_route") || offered(tools, "find_callers"))
-            cn_buf_puts(b, "Graph tools follow definitions, callers and callees from a "
-                           "symbol you already found.\n");
-    }
-    if (o->force_localization_contract)
-        cn_buf_printf(b, "End your final answer with this block:\n%s", cn_agent__contract_format);
+    bool any = false;
+    for (size_t i = 0; names[i]; i++)
+        if (offered(tools, names[i])) {
+            cn_buf_printf(b, "%s`%s`", any ? ", " : "", names[i]);
+            any = true;
+        }
+    return any;
 }
 
-char *cn_agent_system_prompt_ex(const cn_agent_options *o, json_object *tools,
-                                const char *repo_root, const cn_strv *warnings)
+/* The built-in instructions: the answer contract and the workflow, each
+ * step naming only tools that are offered in this run. */
+static void builtin_prompt(cn_buf *b, json_object *tools)
 {
-    cn_buf b = CN_BUF_INIT;
+    static const char *const orient[] = {"codenib_context", "hybrid_search", "bm25_search", "embedding_search",
+                                         "code_to_query", "lsp_route", NULL};
+    static const char *const verify[] = {"read", NULL};
+    static const char *const expand[] = {"find_callers", "find_callees", "trace", "lsp_definition",
+                                         "lsp_references", NULL};
+    static const char *const text[] = {"grep", "glob", NULL};
+    size_t n = tools ? json_object_array_length(tools) : 0;
+    int step = 1;
+
+    cn_buf_puts(b, "You help a developer find where in a repository a change belongs: the files, symbols "
+                   "and line ranges involved. Work from evidence and answer briefly.\n");
+    if (n == 0) {
+        cn_buf_puts(b, "No tools are available in this session; answer from the question and the "
+                       "conversation alone.\n");
+    } else {
+        cn_buf_puts(b, "\n# Workflow\n");
+        cn_buf_printf(b, "%d. Orient: ", step++);
+        if (list_offered(b, tools, orient)) cn_buf_puts(b, " give ranked candidates for the question");
+        else if (list_offered(b, tools, text)) cn_buf_puts(b, " find candidates by text and path");
+        else cn_buf_puts(b, "start from the names in the question");
+        cn_buf_puts(b, ".\n");
+        if (offered(tools, "grep") || offered(tools, "glob")) {
+            cn_buf_printf(b, "%d. Narrow: ", step++);
+            list_offered(b, tools, text);
+            cn_buf_puts(b, " find exact text and paths once you know what to look for.\n");
+        }
+        if (offered(tools, "read")) {
+            cn_buf_printf(b, "%d. Verify: open each candidate with ", step++);
+            list_offered(b, tools, verify);
+            cn_buf_puts(b, " before naming it; line numbers start at 1.\n");
+        }
+        {
+            cn_buf e = CN_BUF_INIT;
+            if (list_offered(&e, tools, expand) && e.data)
+                cn_buf_printf(b, "%d. Expand: follow definitions, callers and callees through the graph with %s.\n",
+                              step++, e.data);
+            cn_buf_free(&e);
+        }
+        if (offered(tools, "bash"))
+            cn_buf_printf(b, "%d. `bash` runs a shell command in the repository root; prefer the other tools "
+                             "when they suffice.\n", step++);
+        cn_buf_printf(b, "%d. Answer with the three lines below.\n", step);
+        cn_buf_puts(b, "Call several tools at once when they are independent.\n");
+    }
+    cn_buf_printf(b, "\n# Answer\nEnd your final answer with exactly these three lines (paths relative to the "
+                     "repository root, only what you saw in tool results):\n%s",
+                  cn_agent__contract_format);
+}
+
+/* Language, size and top-level entries (at most 40) of the repository. */
+static void environment(cn_buf *b, const char *repo_root, const cn_session *s)
+{
     char date[32] = "unknown";
     time_t now = time(NULL);
     struct tm tm;
+    if (gmtime_r(&now, &tm) != NULL) strftime(date, sizeof date, "%Y-%m-%d", &tm);
+    cn_buf_printf(b, "\n# Environment\nRepository root: %s\nDate: %s\n", repo_root ? repo_root : "(none)", date);
+    if (s == NULL) return;
+    cn_buf_printf(b, "Primary language: %s\n", s->language ? s->language : "unknown");
+    cn_buf_printf(b, "Repository size: %s%ld files", s->partial ? "over " : "", s->files);
+    if (s->symbols >= 0) cn_buf_printf(b, ", %ld symbols", s->symbols);
+    cn_buf_printf(b, " (%s)\n", cn_session_size_bucket(s));
+    if (s->top.len) {
+        size_t shown = s->top.len < 40 ? s->top.len : 40;
+        cn_buf_puts(b, "Top-level entries:");
+        for (size_t i = 0; i < shown; i++) cn_buf_printf(b, "%s %s", i ? "," : "", s->top.items[i]);
+        if (shown < s->top.len) cn_buf_printf(b, ", ... (%zu more)", s->top.len - shown);
+        cn_buf_putc(b, '\n');
+    }
+}
+
+char *cn_agent_system_prompt_ex(const cn_agent_options *o, json_object *tools, const char *repo_root,
+                                const cn_strv *warnings, const cn_session *session)
+{
+    cn_buf b = CN_BUF_INIT;
     size_t n = tools ? json_object_array_length(tools) : 0;
 
     if (o && o->system_prompt && o->system_prompt[0]) {
         cn_buf_puts(&b, o->system_prompt);
         if (b.len && b.data[b.len - 1] != '\n') cn_buf_putc(&b, '\n');
     } else {
-        cn_agent_options dflt;
-        cn_agent_options_init(&dflt);
-        builtin_prompt(&b, o ? o : &dflt, tools);
-        cn_agent_options_free(&dflt);
+        builtin_prompt(&b, tools);
     }
-    if (gmtime_r(&now, &tm) != NULL) strftime(date, sizeof date, "%Y-%m-%d", &tm);
-    cn_buf_printf(&b, "\n# Environment\nRepository root: %s\nDate: %s\nTools:",
-                  repo_root ? repo_root : "(none)", date);
+    environment(&b, repo_root, session);
+    cn_buf_puts(&b, "Tools:");
     for (size_t i = 0; i < n; i++) {
         json_object *fn, *name;
         if (json_object_object_get_ex(json_object_array_get_idx(tools, i), "function", &fn) &&
@@ -121,5 +171,5 @@ char *cn_agent_system_prompt_ex(const cn_agent_options *o, json_object *tools,
 
 char *cn_agent_system_prompt(const cn_agent_options *o, json_object *tools, const char *repo_root)
 {
-    return cn_agent_system_prompt_ex(o, tools, repo_root, NULL);
+    return cn_agent_system_prompt_ex(o, tools, repo_root, NULL, NULL);
 }

@@ -208,6 +208,10 @@ static int agent_options(const cn_query_opts *o, cn_agent_options *ao)
     if (o->agent != NULL && (rc = cn_agent_settings_apply(o->agent, ao)) < 0) return rc;
     ao->collect_trace = o->want_trace;
     if (o->max_turns > 0) ao->max_turns = o->max_turns;
+    if (o->model != NULL) { /* the command line wins over a harness's model: */
+        free(ao->model);
+        if ((ao->model = cn_strdup(o->model)) == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
+    }
     if (o->skills != NULL) {
         cn_strv_free(&ao->allow_skills);
         rc = cn_strv_split(&ao->allow_skills, o->skills, ',');
@@ -307,7 +311,7 @@ static int run_agent(const cn_query_opts *o, cn_registry *reg, const char *quest
     if (rc == 0) {
         json_object *r = cn_agent_result_json(&res);
         json_object_object_add(out, "mode", json_object_new_string("agent"));
-        json_object_object_add(out, "model", json_object_new_string(cn_llm_model_name(chat)));
+        json_object_object_add(out, "model", json_object_new_string(ao.model ? ao.model : cn_llm_model_name(chat)));
         json_object_object_foreach(r, k, v) json_object_object_add(out, k, json_object_get(v));
         json_object_put(r);
         if (o->want_messages) json_object_object_add(out, "messages", json_object_get(res.messages));

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cn_agent.h"
+#include "../index/cn_index.h"
 #include "cn_tools.h"
 
 static json_object *text_msg(const char *role, const char *content)
@@ -428,7 +429,7 @@ static void route_context(cn_run *run, const char *prompt)
 
 static int seed_history(cn_run *run, const char *root)
 {
-    char *sys = cn_agent_system_prompt_ex(run->o, run->tools, root, &run->res->warnings);
+    char *sys = cn_agent_system_prompt_ex(run->o, run->tools, root, &run->res->warnings, &run->session);
     json_object *hist = run->o->chat_history;
 
     cn_history_add(&run->h, text_msg("system", sys));
@@ -499,6 +500,8 @@ int cn_agent_run(cn_registry *reg, cn_model *chat, const cn_agent_options *o, co
     rc = o->trace_path ? cn_trace_open(&run.trace, o->trace_path) : 0;
     if (rc == 0 && o->collect_trace && (run.trace.collected = json_object_new_array()) == NULL)
         rc = cn_error_set(CN_ENOMEM, "out of memory");
+    if (rc == 0) rc = cn_session_scan(reg->repo_root, reg->index == NULL, &run.session);
+    if (rc == 0 && reg->index != NULL) cn_session_from_index(&run.session, reg->index->dir);
     if (rc == 0) rc = cn_agent__tools(&run, prompt);
     if (rc == 0) {
         json_object *ev = json_object_new_object();
@@ -517,6 +520,7 @@ int cn_agent_run(cn_registry *reg, cn_model *chat, const cn_agent_options *o, co
     res->tools = run.tools ? json_object_get(run.tools) : json_object_new_array();
     end_trace(&run);
     json_object_put(run.tools);
+    cn_session_free(&run.session);
     cn_strv_free(&run.tool_names);
     cn_strv_free(&run.default_ids);
     cn_history_free(&run.h);

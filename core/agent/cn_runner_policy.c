@@ -42,6 +42,14 @@ static const char *tool_name_of(json_object *tool)
     return NULL;
 }
 
+static void warn(cn_run *run, const char *fmt, const char *a, const char *b) CN_PRINTF(2, 0);
+static void warn(cn_run *run, const char *fmt, const char *a, const char *b)
+{
+    cn_buf m = CN_BUF_INIT;
+    cn_buf_printf(&m, fmt, a, b);
+    if (m.data == NULL || cn_strv_push_owned(&run->res->warnings, cn_buf_steal(&m)) < 0) cn_buf_free(&m);
+}
+
 /* The skill allow list of this query: the options' list narrowed by the
  * compile table's scenario (never broadened). */
 static int skill_allow(cn_run *run, const char *prompt, cn_strv *allow, bool *limited)
@@ -61,11 +69,34 @@ static int skill_allow(cn_run *run, const char *prompt, cn_strv *allow, bool *li
     rc = o->compile_table ? cn_compile_table_load(o->compile_table, "compile_table", &t)
                           : cn_compile_table_load_file(o->compile_table_path, &t);
     if (rc < 0) return rc;
-    scenario = cn_compile_table_classify(t, prompt);
+    {
+        cn_strv names = CN_STRV_INIT; /* a table naming skills nobody has: say so */
+        cn_compile_table_all_skills(t, &names);
+        for (size_t i = 0; i < names.len; i++)
+            if (cn_registry_find(run->reg, names.items[i]) == NULL)
+                warn(run, "compile table names \"%s\", which is no loaded skill%s; it is ignored", names.items[i],
+                     "");
+        cn_strv_free(&names);
+    }
+    scenario = cn_compile_table_select(t, prompt, &run->session);
     run->res->scenario = cn_strdup(scenario);
     rc = cn_compile_table_narrow(t, scenario, base, allow, &warning);
     if (rc == 0 && scenario != NULL) *limited = true;
     if (warning) cn_strv_push_owned(&run->res->warnings, warning);
+    if (rc == 0 && scenario != NULL && allow->len > 0) {
+        size_t k = 0; /* only skills that exist; none left: the table does not narrow */
+        for (size_t i = 0; i < allow->len; i++) {
+            if (cn_registry_find(run->reg, allow->items[i]) != NULL) allow->items[k++] = allow->items[i];
+            else free(allow->items[i]);
+        }
+        allow->len = k;
+        if (k == 0) {
+            warn(run, "compile table scenario \"%s\" names no loaded skill; %s", scenario,
+                 base ? "keeping the allowed skills unchanged" : "offering every skill");
+            for (size_t i = 0; base && i < base->len; i++) cn_strv_push(allow, base->items[i]);
+            *limited = base != NULL;
+        }
+    }
     cn_compile_table_free(t);
     return rc;
 }
@@ -76,7 +107,14 @@ static int add_default_tools(cn_run *run)
     int rc = cn_agent_options_tool_ids(run->o, &ids);
 
     for (size_t i = 0; rc == 0 && i < ids.len; i++) {
-        json_object *schema = cn_tools_schema(&run->tcfg, ids.items[i]);
+        json_object *schema;
+        if (strcmp(ids.items[i], "bash") == 0 && !run->tcfg.bash_enabled) {
+            /* offered, every call would be refused: leave it out and say so */
+            cn_strv_push(&run->res->warnings, "default_tool_ids names bash, but bash is disabled in this run "
+                                              "(enable_bash: true turns it on); bash is not offered");
+            continue;
+        }
+        schema = cn_tools_schema(&run->tcfg, ids.items[i]);
         if (schema == NULL) {
             rc = cn_error_set(CN_EINVAL,
                               "agent: '%s' is not a default tool (known: read, grep, "
@@ -155,6 +193,31 @@ static int guard(cn_run *run, cn_strv *exclude)
     return rc;
 }
 
+/* Ids a list names that no loaded skill has: each would be silently
+ * nothing, so each is said. */
+static void warn_unknown_ids(cn_run *run, const cn_strv *ids, const char *field)
+{
+    for (size_t i = 0; i < ids->len; i++)
+        if (cn_registry_find(run->reg, ids->items[i]) == NULL)
+            warn(run, "%s names \"%s\", which is no loaded skill (see `codenib skills list`); it is ignored", field,
+                 ids->items[i]);
+}
+
+/* Options that would quietly do nothing in this run: an empty allow list,
+ * skill ids nobody has, a forced tool that is not offered. */
+static void warn_options(cn_run *run)
+{
+    const cn_agent_options *o = run->o;
+    const char *c = o->first_turn_tool_choice;
+    if (o->has_allow_skills && o->allow_skills.len == 0)
+        warn(run, "allow_skills is an empty list: no skill is offered%s%s (leave it out to offer them all)", "", "");
+    warn_unknown_ids(run, &o->allow_skills, "allow_skills");
+    warn_unknown_ids(run, &o->exclude_skills, "exclude_skills");
+    if (c != NULL && c[0] != '\0' && strcmp(c, "auto") != 0 && strcmp(c, "required") != 0 && strcmp(c, "none") != 0 &&
+        !cn_strv_contains(&run->tool_names, c))
+        warn(run, "first_turn_tool_choice \"%s\" is not a tool offered in this run%s; no tool is forced", c, "");
+}
+
 int cn_agent__tools(cn_run *run, const char *prompt)
 {
     const cn_agent_options *o = run->o;
@@ -176,6 +239,7 @@ int cn_agent__tools(cn_run *run, const char *prompt)
         for (size_t i = 0; i < json_object_array_length(run->tools); i++)
             cn_strv_push(&run->tool_names, tool_name_of(json_object_array_get_idx(run->tools, i)));
         rc = add_default_tools(run);
+        if (rc == 0) warn_options(run);
     }
     cn_strv_free(&allow);
     cn_strv_free(&exclude);

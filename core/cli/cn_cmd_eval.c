@@ -2,6 +2,8 @@
 /* `codenib eval`: localization quality on a dataset of real issues.  The
  * run itself (resume, jobs, time limits, outputs) is cn_eval_run; this file
  * reads the options and draws the progress. */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +18,8 @@
 static void eval_usage(FILE *f)
 {
     fputs("usage: codenib eval --dataset FILE.jsonl --mirrors DIR [--policy offline|agent]\n"
-          "                    [--model M] [--base-url URL] [--index LIST] [--without SIGNALS]\n"
+          "                    [--model M] [--base-url URL] [--harness FILE] [--index LIST]\n"
+          "                    [--without SIGNALS]\n"
           "                    [--languages LIST]\n"
           "                    [--jobs N] [--timeout SEC]\n"
           "                    [--out DIR] [--work DIR] [--limit N] [--instances ID,ID,...]\n"
@@ -46,6 +49,7 @@ static void eval_usage(FILE *f)
           "  --policy P         offline (the deterministic planner, default) or agent\n"
           "  --model M          agent: the chat model (default $CODENIB_MODEL)\n"
           "  --base-url URL     agent: the OpenAI-compatible endpoint\n"
+          "  --harness FILE     agent: options (YAML or JSON harness spec, as for query)\n"
           "  --index LIST       what each compile builds (default " CN_EVAL_DEFAULT_INDEXES ";\n"
           "                     vector is embed-local, trained on the repository itself)\n"
           "  --without LIST     offline: planner signals switched off, for ablations\n"
@@ -200,6 +204,8 @@ static int parse_args(int argc, char **argv, eval_args *a)
             o->model = argv[++i];
         } else if (strcmp(s, "--base-url") == 0 && val) {
             o->base_url = argv[++i];
+        } else if (strcmp(s, "--harness") == 0 && val) {
+            o->harness = argv[++i];
         } else if (strcmp(s, "--index") == 0 && val) {
             o->indexes = argv[++i];
         } else if (strcmp(s, "--without") == 0 && val) {
@@ -249,8 +255,15 @@ static int parse_args(int argc, char **argv, eval_args *a)
     if (o->dataset == NULL) return cn_cli_usage_error("eval", "which dataset? give --dataset FILE.jsonl");
     if (o->mirrors == NULL && !o->score_only)
         return cn_cli_usage_error("eval", "where are the repositories? give --mirrors DIR (DIR/<owner>+<name>/repo)");
-    if (!o->agent && (o->model || o->base_url))
-        return cn_cli_usage_error("eval", "%s is for --policy agent", o->model ? "--model" : "--base-url");
+    if (!o->agent && (o->model || o->base_url || o->harness))
+        return cn_cli_usage_error("eval", "%s is for --policy agent",
+                                  o->model ? "--model" : o->base_url ? "--base-url" : "--harness");
+    if (o->harness && access(o->harness, R_OK) != 0)
+        return cn_cli_usage_error("eval", "--harness %s: %s", o->harness, strerror(errno));
+    if (o->harness) { /* the instances run in their own processes and trees: an absolute path */
+        static char abs_harness[PATH_MAX];
+        if (realpath(o->harness, abs_harness) != NULL) o->harness = abs_harness;
+    }
     if (o->agent && o->planner_without != 0)
         return cn_cli_usage_error("eval", "--without switches off signals of the offline planner, not the agent's");
     if (o->agent && !o->score_only && o->model == NULL && (getenv("CODENIB_MODEL") == NULL || !*getenv("CODENIB_MODEL")))

@@ -174,6 +174,12 @@ int cn_cmd_query(int argc, char **argv)
     if (o.progress) fputs("\r\033[K", stderr);
     if (rc < 0) return cn_cli_fail();
     warn_role_skills(res);
+    if (!quiet) { /* the run's warnings, also in --json's "warnings" */
+        json_object *w = NULL;
+        json_object_object_get_ex(res, "warnings", &w);
+        for (size_t i = 0; w && json_object_is_type(w, json_type_array) && i < json_object_array_length(w); i++)
+            fprintf(stderr, "codenib: warning: %s\n", json_object_get_string(json_object_array_get_idx(w, i)));
+    }
     if (json) {
         cn_cli_print_json(res, true);
     } else {

@@ -490,6 +490,7 @@ static int child_query(const run_state *st, const todo_item *t, json_object **ro
         q.indexes = o->indexes ? o->indexes : CN_EVAL_DEFAULT_INDEXES;
         q.model = o->agent ? o->model : NULL;
         q.base_url = o->agent ? o->base_url : NULL;
+        q.harness = o->agent ? o->harness : NULL;
         q.max_files = QUERY_MAX_FILES;
         q.max_symbols = QUERY_MAX_SYMBOLS;
         q.planner_without = o->agent ? 0 : o->planner_without;
@@ -930,6 +931,7 @@ static json_object *settings_json(const cn_eval_opts *o)
     }
     json_object_object_add(j, "policy", json_object_new_string(o->agent ? "agent" : "offline"));
     json_object_object_add(j, "model", o->agent && model ? json_object_new_string(model) : NULL);
+    if (o->agent && o->harness) json_object_object_add(j, "harness", json_object_new_string(o->harness));
     json_object_object_add(j, "indexes", json_object_new_string(o->indexes ? o->indexes : CN_EVAL_DEFAULT_INDEXES));
     json_object_object_add(j, "without", json_object_new_string(without));
     /* only when chosen, so that runs made before the option continue */

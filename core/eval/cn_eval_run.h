@@ -170,6 +170,7 @@ typedef struct cn_eval_opts {
     const char *indexes;        /* what each compile builds; NULL: CN_EVAL_DEFAULT_INDEXES */
     const char *model;          /* agent: chat model (NULL: CODENIB_MODEL) */
     const char *base_url;       /* agent: the endpoint (NULL: the environment's) */
+    const char *harness;        /* agent: harness spec file (its options; --model still wins), or NULL */
     unsigned planner_without;   /* offline: planner signals switched off (CN_PL_SIG_*) */
     const char *languages;      /* "c,cpp": only these backends' files; NULL: every backend */
     int jobs;                   /* instances at a time (child processes); 0 means 1 */

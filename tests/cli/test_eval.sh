@@ -312,7 +312,16 @@ check "the model's answer is the prediction" sh -c \
 check "the model was asked with the issue text" grep -q "CardDeclinedError" "$TMPBASE/log.jsonl"
 check "metrics.json says the policy and the model" sh -c \
   'grep -q "\"policy\": \"agent\"" "$0" && grep -q "\"model\": \"fake-chat\"" "$0"' "$TMPBASE/agent/metrics.json"
+printf 'system_prompt: "EVAL-HARNESS-MARK: answer with the contract."\nmodel: other-model\n' >"$TMPBASE/h.yaml"
+start_fake_openai "$TMPBASE/script.jsonl"
+CODENIB_API_KEY=k cn eval --dataset "$data" --mirrors "$mirrors" --out "$TMPBASE/agent_h" --policy agent \
+  --model fake-chat --base-url "http://127.0.0.1:$port/v1" --instances acme__shop-2 --quiet --harness "$TMPBASE/h.yaml"
+check "--policy agent takes --harness" rc_is 0
+check "the harness's options reach the model" grep -q "EVAL-HARNESS-MARK" "$TMPBASE/log.jsonl"
+check "and --model still wins over its model" sh -c '! grep -q "other-model" "$0"' "$TMPBASE/log.jsonl"
 kill $server 2>/dev/null
+cn eval --dataset "$data" --mirrors "$mirrors" --harness "$TMPBASE/h.yaml"
+check "--harness without --policy agent is refused" rc_is 2
 
 # ---- an instance that hangs, one whose process is killed -----------------------------------
 # A `git` first on PATH that hangs, or kills the instance's process (its

@@ -432,6 +432,43 @@ static void test_compile_table(void)
     free(p);
 }
 
+/* The session keys of a short table, the stack trace classifier and the
+ * walk that finds a repository's language without an index. */
+static void test_session_table(void)
+{
+    const char *src = getenv("CN_SRCDIR");
+    char dir[4096];
+    cn_session s;
+    cn_compile_table *t = NULL;
+    json_object *j = json_tokener_parse("{\"C:stacktrace\":[\"find_callers\"],\"c:no_stacktrace\":[\"bm25_search\"],"
+                                        "\"default\":[\"codenib_context\"]}");
+
+    ok(cn_has_stacktrace("Traceback (most recent call last):\n  File \"a.py\", line 3, in f\n"), "python traceback");
+    ok(cn_has_stacktrace("Exception in thread \"main\" x\n\tat a.B.c(B.java:4)\n"), "java frames");
+    ok(cn_has_stacktrace("Error: x\n    at f (/srv/app.js:10:5)\n"), "node frames");
+    ok(cn_has_stacktrace("goroutine 7 [running]:\nmain.f()\n"), "go goroutine");
+    ok(cn_has_stacktrace("thread 'main' panicked at src/lib.rs:2:3"), "rust panic");
+    ok(cn_has_stacktrace("#1  0x0000555 in main () at m.c:4"), "gdb frame");
+    ok(!cn_has_stacktrace("the file a.py, line 3, looks wrong at f"), "prose is no trace");
+    ok(!cn_has_stacktrace(""), "empty is no trace");
+
+    snprintf(dir, sizeof dir, "%s/tests/fixtures/graph/python", src ? src : ".");
+    is_int(cn_session_scan(dir, true, &s), 0, "the walk runs");
+    is_str(s.language, "python", "it finds the primary language");
+    ok(s.files > 0 && s.symbols == -1, "files counted, symbols unknown without an index");
+    ok(cn_strv_contains(&s.top, "pkg/"), "top-level directories end in /");
+    is_str(cn_session_size_bucket(&s), "small", "a small repository");
+    free(s.language);
+    s.language = cn_strdup("c");
+    is_int(cn_compile_table_load(j, "t", &t), 0, "a session table loads");
+    is_str(cn_compile_table_select(t, "#0  0x1 in f () at a.c:1", &s), "C:stacktrace", "language in any case");
+    is_str(cn_compile_table_select(t, "where is f", &s), "c:no_stacktrace", "no trace");
+    is_str(cn_compile_table_select(t, "the default size", NULL), "default", "no session: default, not a keyword");
+    cn_compile_table_free(t);
+    json_object_put(j);
+    cn_session_free(&s);
+}
+
 /* ---- resource guard ----------------------------------------------------- */
 
 static cn_skill_meta *meta(const char *yaml)
@@ -721,6 +758,7 @@ int main(void)
     test_ledger();
     test_totals();
     test_compile_table();
+    test_session_table();
     test_guard_decision();
     test_route_render();
 
