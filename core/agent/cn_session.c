@@ -111,7 +111,8 @@ int cn_session_scan(const char *root, bool walk_tree, cn_session *s)
             cn_buf p = CN_BUF_INIT;
             if (e->d_name[0] == '.') continue;
             cn_buf_printf(&p, "%s/%s", root, e->d_name);
-            if (p.data && stat(p.data, &st) == 0) {
+            /* lstat: a link is listed as itself, never followed */
+            if (p.data && lstat(p.data, &st) == 0) {
                 cn_buf n = CN_BUF_INIT;
                 cn_buf_printf(&n, "%s%s", e->d_name, S_ISDIR(st.st_mode) ? "/" : "");
                 if (n.data) cn_strv_push_owned(&s->top, cn_buf_steal(&n));
