@@ -11,13 +11,6 @@
 #include "plugin/cn_backends.h"
 #include "plugin/cn_search_path.h"
 
-static json_object *abi_string(unsigned major, unsigned minor)
-{
-    char buf[32];
-    snprintf(buf, sizeof buf, "%u.%u", major, minor);
-    return json_object_new_string(buf);
-}
-
 static void plugins_usage(FILE *f)
 {
     fputs("usage: codenib plugins list [--json] [--verbose]\n"
@@ -80,7 +73,7 @@ int cn_cmd_plugins(int argc, char **argv)
             json_object_object_add(o, "state", json_object_new_string(e->desc ? "loaded" : "failed"));
             json_object_object_add(o, "version", e->desc ? json_object_new_string(e->desc->version) : NULL);
             json_object_object_add(o, "extensions", ext);
-            json_object_object_add(o, "abi", e->desc ? abi_string(e->desc->abi_major, e->desc->abi_minor) : NULL);
+            json_object_object_add(o, "abi", e->desc ? cn_abi_json(e->desc->abi_major, e->desc->abi_minor) : NULL);
             json_object_object_add(o, "source", json_object_new_string(e->source));
             json_object_object_add(o, "dir", json_object_new_string(e->dir));
             json_object_object_add(o, "reason", e->reason ? json_object_new_string(e->reason) : NULL);
@@ -92,7 +85,7 @@ int cn_cmd_plugins(int argc, char **argv)
             json_object_object_add(o, "plugin_id", json_object_new_string(e->id));
             json_object_object_add(o, "kind", json_object_new_string(cn_backend_kind_name(e->kind)));
             json_object_object_add(o, "state", json_object_new_string(e->desc ? "loaded" : "failed"));
-            json_object_object_add(o, "abi", e->desc ? abi_string(e->desc->abi_major, e->desc->abi_minor) : NULL);
+            json_object_object_add(o, "abi", e->desc ? cn_abi_json(e->desc->abi_major, e->desc->abi_minor) : NULL);
             json_object_object_add(o, "version", e->desc ? json_object_new_string(e->desc->version) : NULL);
             json_object_object_add(o, "source", json_object_new_string(e->source));
             json_object_object_add(o, "dir", json_object_new_string(e->dir));

@@ -53,26 +53,6 @@ static void rm_tree(const char *dir)
     if (dir != NULL) nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* mkdir -p of the parents of `path` (below `root`, already made). */
-static int make_parents(const char *root, const char *path)
-{
-    char *p = cn_strdup(path);
-    size_t skip = strlen(root) + 1;
-    if (p == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
-    for (char *s = p + skip; *s; s++) {
-        if (*s != '/') continue;
-        *s = '\0';
-        if (mkdir(p, 0700) < 0 && errno != EEXIST) {
-            int rc = cn_error_set(CN_EIO, "cannot create %s: %s", p, strerror(errno));
-            free(p);
-            return rc;
-        }
-        *s = '/';
-    }
-    free(p);
-    return 0;
-}
-
 /* The example's repository: its files under <tmp>/repo. */
 static int write_files(const char *repo, json_object *files)
 {
@@ -80,10 +60,15 @@ static int write_files(const char *repo, json_object *files)
     if (mkdir(repo, 0700) < 0) return cn_error_set(CN_EIO, "cannot create %s: %s", repo, strerror(errno));
     if (files == NULL) return 0;
     json_object_object_foreach(files, rel, text) {
-        char *path = cn_path_join(repo, rel);
+        char *path = cn_path_join(repo, rel), *slash;
         const char *s = json_object_get_string(text);
         if (path == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
-        rc = make_parents(repo, path);
+        rc = 0;
+        if ((slash = strrchr(path, '/')) != NULL) { /* its directory, as cn_mkdirs makes it */
+            *slash = '\0';
+            rc = cn_mkdirs(path);
+            *slash = '/';
+        }
         if (rc == 0) rc = cn_file_write_atomic(path, s, strlen(s));
         free(path);
         if (rc < 0) return rc;

@@ -59,24 +59,6 @@ static void mark(cn_compile_result *res, double *last, cn_compile_stage stage)
     *last = t;
 }
 
-static int mkdirs(const char *path)
-{
-    char buf[PATH_MAX];
-    size_t n = strlen(path);
-    if (n >= sizeof buf) return cn_error_set(CN_EINVAL, "path too long: %s", path);
-    memcpy(buf, path, n + 1);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return cn_error_set(CN_EIO, "cannot create %s: %s", buf, strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-        return cn_error_set(CN_EIO, "cannot create %s: %s", buf, strerror(errno));
-    return 0;
-}
-
 int cn_cache_dir_for(const char *repo, char **out)
 {
     char *real = realpath(repo, NULL), *home = NULL;
@@ -876,7 +858,7 @@ static int compile_resolved(const cn_compile_opts *o, cn_compile_result *res)
     {
         size_t rl = strlen(root);
         char *cache_real;
-        if ((rc = mkdirs(cache)) < 0) goto out;
+        if ((rc = cn_mkdirs(cache)) < 0) goto out;
         cache_real = realpath(cache, NULL);
         /* "nothing is written into the repository" */
         if (cache_real && strncmp(cache_real, root, rl) == 0 && (cache_real[rl] == '/' || cache_real[rl] == '\0')) {

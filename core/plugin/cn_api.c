@@ -191,8 +191,7 @@ static json_object *str_or_null(const char *s)
     return s ? json_object_new_string(s) : NULL;
 }
 
-/* "MAJOR.MINOR", or NULL when major is 0 or negative (unknown, absent) */
-static json_object *abi_or_null(int major, int minor)
+json_object *cn_abi_json(int major, int minor)
 {
     char buf[32];
     if (major <= 0) return NULL;
@@ -215,8 +214,8 @@ json_object *cn_entry_json(const cn_skill_entry *e, bool verbose)
     json_object_object_add(o, "error", e->reason ? json_object_new_string(cn_error_code_name(e->error_code)) : NULL);
     /* the ABI its shared object was built for (known once it was opened)
      * and the one its config.yaml declares */
-    json_object_object_add(o, "abi", abi_or_null((int)e->built_abi_major, (int)e->built_abi_minor));
-    json_object_object_add(o, "abi_declared", e->meta ? abi_or_null(e->meta->abi_major, e->meta->abi_minor) : NULL);
+    json_object_object_add(o, "abi", cn_abi_json((int)e->built_abi_major, (int)e->built_abi_minor));
+    json_object_object_add(o, "abi_declared", e->meta ? cn_abi_json(e->meta->abi_major, e->meta->abi_minor) : NULL);
     if (verbose) {
         json_object *w = json_object_new_array();
         json_object_object_add(o, "metadata", e->meta ? cn_meta_to_json(e->meta) : NULL);

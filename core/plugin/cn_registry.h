@@ -180,5 +180,7 @@ int cn_registry_check_flow(const cn_registry *reg, const char *from, const char 
  * the whole metadata and warnings. */
 json_object *cn_registry_list(const cn_registry *reg, bool verbose);
 json_object *cn_entry_json(const cn_skill_entry *e, bool verbose);
+/* "MAJOR.MINOR" as JSON, or NULL when major is 0 or less (unknown). */
+json_object *cn_abi_json(int major, int minor);
 
 #endif /* CN_REGISTRY_H */

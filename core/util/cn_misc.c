@@ -181,3 +181,22 @@ bool cn_is_licence_name(const char *base)
     }
     return false;
 }
+
+int cn_mkdirs(const char *path)
+{
+    char *buf = cn_strdup(path);
+    int rc = 0;
+
+    if (buf == NULL) return cn_error_set(CN_ENOMEM, "out of memory");
+    for (char *p = buf + 1; *p && rc == 0; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            rc = cn_error_set(CN_EIO, "cannot create %s: %s", buf, strerror(errno));
+        *p = '/';
+    }
+    if (rc == 0 && mkdir(buf, 0755) != 0 && errno != EEXIST)
+        rc = cn_error_set(CN_EIO, "cannot create %s: %s", buf, strerror(errno));
+    free(buf);
+    return rc;
+}

@@ -90,6 +90,9 @@ int cn_file_read(const char *path, size_t max_bytes, char **out, size_t *len);
  * crash leaves the old one.  Errors (CN_EIO, CN_ENOMEM) name the path.
  * In a directory under cn_fsync_dir_begin, the fsync is deferred. */
 int cn_file_write_atomic(const char *path, const char *data, size_t len);
+/* mkdir -p: path and its missing parents (mode 0755); an existing
+ * directory is fine.  CN_EIO naming the directory that could not be made. */
+int cn_mkdirs(const char *path);
 
 /* Deferred fsync for a directory nothing reads before it is published (a
  * build's): files written directly in `dir` are renamed into place at once
