@@ -821,6 +821,23 @@ static int nb_expand(nb_walk *w, uint32_t from, unsigned d, idlist *next, cn_err
     return rc < 0 ? w->h->error_set(err, CN_ENOMEM, "out of memory") : 0;
 }
 
+/* A depth-1 entry for the use site e in node nd, connected to via
+ * (CN_SG_NONE: an unresolved name), guessed or not. */
+static void nb_from_use(nb_entry *x, const cn_edge_info *e, const cn_node_info *nd, uint32_t via, int guess)
+{
+    memset(x, 0, sizeof *x);
+    x->node = e->node;
+    x->via = via;
+    x->line = e->line;
+    x->column = e->column;
+    x->type = e->type;
+    x->depth = 1;
+    x->guess = guess;
+    x->name = e->name;
+    x->site = nd->path;
+    x->key = nd->qualname;
+}
+
 /* Depth 1 of an unresolved name: its use sites, from unresolved(). */
 static int nb_unresolved_seed(nb_walk *w, const char *name, const char *file, idlist *next, cn_error *err)
 {
@@ -835,16 +852,7 @@ static int nb_unresolved_seed(nb_walk *w, const char *name, const char *file, id
         cn_node_info nd;
         if (node_get(w->I, w->idx, e[i].node, &nd) < 0 || !path_matches(nd.path, file)) continue;
         if (w->filter_test && is_test_node(&nd)) continue;
-        memset(&x, 0, sizeof x);
-        x.node = e[i].node;
-        x.via = CN_SG_NONE;
-        x.line = e[i].line;
-        x.column = e[i].column;
-        x.type = e[i].type;
-        x.depth = 1;
-        x.name = e[i].name;
-        x.site = nd.path;
-        x.key = nd.qualname;
+        nb_from_use(&x, &e[i], &nd, CN_SG_NONE, 0);
         if ((rc = nb_add(w, &x)) == 0 && !w->depth_of[x.node]) {
             w->depth_of[x.node] = 2;
             rc = ids_push(w->h, next, x.node);
@@ -1003,17 +1011,7 @@ static int nb_guesses(nb_walk *w, uint32_t symbol, cn_error *err)
         cn_node_info nd;
         if (node_get(w->I, w->idx, e[i].node, &nd) < 0) continue;
         if (w->filter_test && is_test_node(&nd)) continue;
-        memset(&x, 0, sizeof x);
-        x.node = e[i].node;
-        x.via = symbol;
-        x.line = e[i].line;
-        x.column = e[i].column;
-        x.type = e[i].type;
-        x.depth = 1;
-        x.guess = 1;
-        x.name = e[i].name;
-        x.site = nd.path;
-        x.key = nd.qualname;
+        nb_from_use(&x, &e[i], &nd, symbol, 1);
         if (nb_add(w, &x) < 0) rc = w->h->error_set(err, CN_ENOMEM, "out of memory");
     }
     if (n >= CN_SG_GUESS_MAX_USES) w->truncated = 1;
