@@ -5,6 +5,7 @@
  * history, trace and usage in the result.  The client is a scripted model
  * in this file: each test gives it a script and looks at what codenib sent
  * it and what cn_query() made of the replies. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -311,35 +312,34 @@ static void test_settings(const fixture *f)
     is_int(st.calls, 3, "... three turns");
     client_free(&st);
 
-    o = base(f, &cc, &as, &st, S_NEVER_ANSWER);
-    as.options_json = "{\"max_turnz\": 1}";
-    is_int(cn_query(&o, "where?", &res), CN_EINVAL, "an unknown key in options_json: refused");
-    has_str(cn_last_error()->message, "max_turnz", "... naming it");
-    is_int(st.calls, 0, "... before any model call");
-    client_free(&st);
-
-    o = base(f, &cc, &as, &st, S_NEVER_ANSWER);
-    as.options_json = "{\"max_turns\": ";
-    ok(cn_query(&o, "where?", &res) < 0, "malformed options_json: refused");
-    has_str(cn_last_error()->message, "options_json", "... naming options_json");
-    client_free(&st);
-
-    o = base(f, &cc, &as, &st, S_NEVER_ANSWER);
-    as.review_final_answer = 2;
-    is_int(cn_query(&o, "where?", &res), CN_EINVAL, "a flag of 2: refused");
-    has_str(cn_last_error()->message, "cn_agent_settings.review_final_answer", "... naming the field");
-    client_free(&st);
-
-    o = base(f, &cc, &as, &st, S_NEVER_ANSWER);
-    as.max_turns = -4;
-    is_int(cn_query(&o, "where?", &res), CN_EINVAL, "a negative max_turns: refused");
-    client_free(&st);
-
-    o = base(f, &cc, &as, &st, S_NEVER_ANSWER);
-    as.struct_size = 8;
-    is_int(cn_query(&o, "where?", &res), CN_EINVAL, "a truncated settings struct: refused");
-    has_str(cn_last_error()->message, "sizeof(cn_agent_settings)", "... saying how to fill struct_size");
-    client_free(&st);
+    /* settings refused before any model call, each with a message naming it */
+    {
+        static const struct {
+            const char *options_json;
+            int review_final_answer, max_turns;
+            uint32_t struct_size; /* 0: sizeof */
+            const char *what, *message;
+        } bad[] = {
+            {"{\"max_turnz\": 1}", 0, 0, 0, "an unknown key in options_json", "max_turnz"},
+            {"{\"max_turns\": ", 0, 0, 0, "malformed options_json", "options_json"},
+            {NULL, 2, 0, 0, "a flag of 2", "cn_agent_settings.review_final_answer"},
+            {NULL, 0, -4, 0, "a negative max_turns", "cn_agent_settings.max_turns"},
+            {NULL, 0, 0, 8, "a truncated settings struct", "sizeof(cn_agent_settings)"},
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            o = base(f, &cc, &as, &st, S_NEVER_ANSWER);
+            as.options_json = bad[i].options_json;
+            as.review_final_answer = bad[i].review_final_answer;
+            as.max_turns = bad[i].max_turns;
+            if (bad[i].struct_size) as.struct_size = bad[i].struct_size;
+            char what[160];
+            snprintf(what, sizeof what, "%s: refused before any model call", bad[i].what);
+            ok(cn_query(&o, "where?", &res) < 0 && res == NULL && st.calls == 0, what);
+            snprintf(what, sizeof what, "... naming %s", bad[i].message);
+            has_str(cn_last_error()->message, bad[i].message, what);
+            client_free(&st);
+        }
+    }
 }
 
 static void test_bad_client(const fixture *f)
