@@ -31,7 +31,39 @@ typedef struct run {
     cn_tools_out out;
 } run;
 
-static void child_exec(const char *root, const char *command, int out_fd)
+extern char **environ;
+
+/* Variables a command the model runs must not see: the keys of the model
+ * endpoints (what codenib reads, and what config.yaml's api_key_env names
+ * is one of these by convention) and anything named like a secret. */
+static bool secret_name(const char *kv)
+{
+    static const char *const suffixes[] = {"_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD"};
+    const char *eq = strchr(kv, '=');
+    size_t n = eq ? (size_t)(eq - kv) : strlen(kv);
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        size_t m = strlen(suffixes[i]);
+        if (n >= m && strncmp(kv + n - m, suffixes[i], m) == 0) return true;
+    }
+    return false;
+}
+
+/* The environment of the command: codenib's own, without the secrets.
+ * Made before fork (allocation is not async-signal-safe); NULL when out of
+ * memory, and the command is then not run. */
+static char **command_env(void)
+{
+    size_t n = 0, k = 0;
+    char **env;
+    for (char **e = environ; e && *e; e++) n++;
+    if ((env = calloc(n + 1, sizeof *env)) == NULL) return NULL;
+    for (char **e = environ; e && *e; e++)
+        if (!secret_name(*e)) env[k++] = *e;
+    env[k] = NULL;
+    return env;
+}
+
+static void child_exec(const char *root, const char *command, int out_fd, char **envp)
 {
     static const int reset[] = {SIGPIPE, SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGCHLD};
     struct sigaction dfl;
@@ -56,7 +88,7 @@ static void child_exec(const char *root, const char *command, int out_fd)
     }
     /* Descriptors of the host (model connections, index files) stay behind. */
     close_range(3, ~0u, 0);
-    execl("/bin/sh", "sh", "-c", command, (char *)NULL);
+    execle("/bin/sh", "sh", "-c", command, (char *)NULL, envp);
     _exit(127);
 }
 
@@ -187,16 +219,22 @@ static int status_line(cn_buf *b, const run *r, int st, long timeout_ms)
 static int spawn(const cn_tools_config *c, const char *command, run *r)
 {
     int pfd[2];
-    if (pipe2(pfd, O_CLOEXEC) != 0)
+    char **envp = command_env();
+    if (envp == NULL) return cn_error_set(CN_ENOMEM, "bash: out of memory preparing the environment");
+    if (pipe2(pfd, O_CLOEXEC) != 0) {
+        free(envp);
         return cn_error_set(CN_EIO, "bash: cannot create a pipe: %s", strerror(errno));
+    }
     r->pid = fork();
     if (r->pid < 0) {
         int e = errno;
         close(pfd[0]);
         close(pfd[1]);
+        free(envp);
         return cn_error_set(CN_EIO, "bash: cannot start /bin/sh: %s", strerror(e));
     }
-    if (r->pid == 0) child_exec(c->root, command, pfd[1]);
+    if (r->pid == 0) child_exec(c->root, command, pfd[1], envp);
+    free(envp);
     /* Also here, so the group exists before any kill(-pid) whichever
      * process runs first. */
     setpgid(r->pid, r->pid);

@@ -463,6 +463,13 @@ static void test_bash(const cn_tools_config *c)
     snprintf(want, sizeof want, "%s\n[exit status 0]\n", root);
     expect(&on, "bash", "{\"command\":\"pwd\"}", want, "bash: runs in the repository root");
     expect(&on, "bash", "{\"command\":\"cat\"}", "[exit status 0]\n", "bash: stdin is /dev/null");
+    setenv("OPENAI_API_KEY", "sk-not-for-the-model", 1);
+    setenv("MY_SERVICE_TOKEN", "tok-not-for-the-model", 1);
+    setenv("CN_TEST_PLAIN", "visible", 1);
+    expect(&on, "bash", "{\"command\":\"env | grep -c -e not-for-the-model; echo $CN_TEST_PLAIN\"}",
+           "0\nvisible\n[exit status 0]\n", "bash: keys and tokens are not in the command's environment, the rest is");
+    unsetenv("OPENAI_API_KEY");
+    unsetenv("MY_SERVICE_TOKEN");
     expect(&on, "bash", "{\"command\":\"printf 'no newline'\"}", "no newline\n[exit status 0]\n",
            "bash: status on its own line");
     expect(&on, "bash", "{\"command\":\"kill -9 $$\"}", "[killed by signal 9 (Killed)]\n",
